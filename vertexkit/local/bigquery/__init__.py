@@ -1,0 +1,1 @@
+"""Local BigQuery: the v2 REST API over DuckDB."""

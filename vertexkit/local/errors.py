@@ -1,0 +1,76 @@
+"""Errors in the JSON shape Google APIs answer with, so the client libraries raise the same
+exceptions (BadRequest, NotFound, Conflict, PreconditionFailed, ...) they raise against Google."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+STATUS_BY_CODE = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ALREADY_EXISTS",
+    412: "FAILED_PRECONDITION",
+    416: "OUT_OF_RANGE",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+}
+REASON_BY_CODE = {
+    400: "invalid",
+    404: "notFound",
+    409: "duplicate",
+    412: "conditionNotMet",
+    416: "requestedRangeNotSatisfiable",
+    500: "backendError",
+    501: "notImplemented",
+}
+
+
+class ApiError(Exception):
+    """An error answered to the client as `{"error": {...}}` with an HTTP status."""
+
+    def __init__(
+        self, code: int, message: str, *, reason: str | None = None, status: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason or REASON_BY_CODE.get(code, "error")
+        self.status = status or STATUS_BY_CODE.get(code, "UNKNOWN")
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "code": self.code,
+                "message": self.message,
+                "status": self.status,
+                "errors": [{"message": self.message, "domain": "global", "reason": self.reason}],
+            }
+        }
+
+
+def bad_request(message: str, reason: str = "invalid") -> ApiError:
+    return ApiError(400, message, reason=reason)
+
+
+def not_found(message: str) -> ApiError:
+    return ApiError(404, message)
+
+
+def conflict(message: str) -> ApiError:
+    return ApiError(409, message)
+
+
+def precondition_failed(message: str) -> ApiError:
+    return ApiError(412, message)
+
+
+async def api_error_handler(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return JSONResponse(exc.body(), status_code=exc.code)

@@ -1,0 +1,148 @@
+"""The local cloud's HTTP server: one port, three APIs, state under one home directory.
+
+Cloud Storage answers under `/storage/v1`, `/upload/storage/v1` and `/download/storage/v1`,
+BigQuery under `/bigquery/v2` and `/upload/bigquery/v2`, Vertex AI under `/v1` and `/ui` (the
+path the SDK polls long-running operations on). Each service lives in its own folder with its
+models (state), responses (wire format) and routes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from pathlib import Path
+from types import TracebackType
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from vertexkit.context import CloudContext
+from vertexkit.local.errors import ApiError, api_error_handler
+
+DEFAULT_PROJECT = "local-project"
+HOME_ENV = "VERTEXKIT_HOME"
+log = logging.getLogger(__name__)
+
+
+def default_home() -> Path:
+    return Path(os.environ.get(HOME_ENV) or ".vertexkit").resolve()
+
+
+class LocalCloud:
+    """Serves the local cloud on 127.0.0.1, in-process, until `stop()`."""
+
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        port: int = 0,
+        project: str = DEFAULT_PROJECT,
+        region: str = "us-central1",
+    ) -> None:
+        self.home = Path(home).resolve() if home else default_home()
+        self.project = project
+        self.region = region
+        self._requested_port = port
+        self._socket: socket.socket | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.services: list[object] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> LocalCloud:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
+        app = self._build_app()
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            daemon=True,
+            name="vertexkit-local-cloud",
+        )
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the local cloud failed to start; see the log above")
+            threading.Event().wait(0.01)
+        for service in self.services:
+            start = getattr(service, "start", None)
+            if start:
+                start()
+        return self
+
+    def stop(self) -> None:
+        for service in reversed(self.services):
+            close = getattr(service, "close", None)
+            if close:
+                with contextlib.suppress(Exception):
+                    close()
+        if self._server:
+            self._server.should_exit = True
+        if self._thread:
+            self._thread.join(timeout=10)
+        if self._socket:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> LocalCloud:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- addresses ---------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if not self._socket:
+            raise RuntimeError("the local cloud is not running")
+        return self._socket.getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def context(self) -> CloudContext:
+        return CloudContext(
+            project=self.project,
+            region=self.region,
+            storage_endpoint=self.url,
+            bigquery_endpoint=self.url,
+            vertex_endpoint=self.url,
+        )
+
+    def env(self) -> dict[str, str]:
+        """`export` variables that point the Google clients (and vertexkit) at this cloud."""
+        return {**self.context().env(), HOME_ENV: str(self.home)}
+
+    # -- app ---------------------------------------------------------------------------------
+    def _build_app(self) -> Starlette:
+        from vertexkit.local.bigquery.routes import BigQueryService
+        from vertexkit.local.storage.routes import StorageService
+        from vertexkit.local.vertex.routes import VertexService
+
+        storage = StorageService(self.home / "storage")
+        bigquery = BigQueryService(self.home / "bigquery", storage=storage, cloud=self)
+        vertex = VertexService(self.home / "vertex", storage=storage, cloud=self)
+        self.services = [storage, bigquery, vertex]
+        routes = [Route("/", _health), Route("/healthz", _health)]
+        for service in self.services:
+            routes.extend(service.routes())
+        return Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
+
+
+async def _health(_: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "service": "vertexkit.local"})

@@ -1,0 +1,1 @@
+"""Local Cloud Storage: the JSON API over files under VERTEXKIT_HOME/storage."""

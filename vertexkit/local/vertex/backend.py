@@ -1,0 +1,28 @@
+"""The Vertex AI service's shared state: resource store, operations, and its neighbours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vertexkit.local.vertex.operations import Operations
+from vertexkit.local.vertex.store import ResourceStore
+
+if TYPE_CHECKING:
+    from vertexkit.local.server import LocalCloud
+    from vertexkit.local.storage.routes import StorageService
+
+
+class VertexBackend:
+    """Everything a Vertex handler needs: state on disk, operations, storage, cloud addresses."""
+
+    def __init__(self, home: Path, storage: StorageService, cloud: LocalCloud) -> None:
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        self.store = ResourceStore(home / "vertex.sqlite")
+        self.operations = Operations(self.store)
+        self.storage = storage
+        self.cloud = cloud
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,71 @@
+"""Long-running operations, as `google.longrunning.Operation` JSON.
+
+The SDK polls an operation by its name at `/v1/{name}` and `/ui/{name}`. An operation finishes
+with a `response` (an Any with its `@type`) or an `error` (a google.rpc.Status).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vertexkit.local.vertex.store import Resource, ResourceStore, now_rfc3339
+
+TYPE_PREFIX = "type.googleapis.com/google.cloud.aiplatform.v1."
+COLLECTION = "operations"
+
+
+class Operations:
+    def __init__(self, store: ResourceStore) -> None:
+        self._store = store
+
+    def start(self, parent: str, metadata_type: str, response_type: str | None = None) -> Resource:
+        """Creates a running operation under `parent` (a resource or a location)."""
+        name = f"{parent}/operations/{self._store.new_id()}"
+        now = now_rfc3339()
+        operation: Resource = {
+            "name": name,
+            "metadata": {
+                "@type": TYPE_PREFIX + metadata_type,
+                "genericMetadata": {"createTime": now, "updateTime": now},
+            },
+            "done": False,
+        }
+        if response_type:
+            operation["_responseType"] = response_type  # private: stripped before answering
+        return self._store.insert(COLLECTION, name, operation)
+
+    def finish(self, name: str, response: dict[str, Any] | None = None) -> Resource:
+        def change(operation: Resource) -> None:
+            response_type = operation.pop("_responseType", None)
+            operation["done"] = True
+            operation["metadata"]["genericMetadata"]["updateTime"] = now_rfc3339()
+            if response_type:
+                operation["response"] = {"@type": TYPE_PREFIX + response_type, **(response or {})}
+            else:
+                operation["response"] = {"@type": "type.googleapis.com/google.protobuf.Empty"}
+
+        return self.public(self._store.mutate(name, change, "Operation"))
+
+    def fail(self, name: str, code: int, message: str) -> Resource:
+        """Ends an operation with a google.rpc.Status (code is the gRPC code, 3 = invalid)."""
+
+        def change(operation: Resource) -> None:
+            operation.pop("_responseType", None)
+            operation["done"] = True
+            operation["error"] = {"code": code, "message": message}
+
+        return self.public(self._store.mutate(name, change, "Operation"))
+
+    def get(self, name: str) -> Resource:
+        return self.public(self._store.get(name, "Operation"))
+
+    def run_now(
+        self, parent: str, metadata_type: str, response_type: str, response: dict[str, Any]
+    ) -> Resource:
+        """An operation that is already done: for work that completes within the request."""
+        operation = self.start(parent, metadata_type, response_type)
+        return self.finish(operation["name"], response)
+
+    @staticmethod
+    def public(operation: Resource) -> Resource:
+        return {k: v for k, v in operation.items() if not k.startswith("_")}

@@ -1,0 +1,87 @@
+"""Vertex AI REST routes: `/v1/{name}` and `/ui/{name}`, dispatched by resource template.
+
+Each area registers its own handlers: `training` (custom jobs, tuning jobs), `registry`
+(models, evaluations, endpoints, prediction). Operations are served here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.routing import BaseRoute, Route
+
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import page
+
+if TYPE_CHECKING:
+    from vertexkit.local.server import LocalCloud
+    from vertexkit.local.storage.routes import StorageService
+
+OPERATION = "projects/{project}/locations/{location}/operations/{operation}"
+NESTED_OPERATION = (
+    "projects/{project}/locations/{location}/{collection}/{resource}/operations/{operation}"
+)
+METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
+
+
+class VertexService:
+    def __init__(self, home: Path, storage: StorageService, cloud: LocalCloud) -> None:
+        self.backend = VertexBackend(home, storage, cloud)
+        self.router = VertexRouter()
+        self._register_operations()
+        self._register_areas()
+
+    def _register_areas(self) -> None:
+        from vertexkit.local.vertex.registry.routes import register as register_registry
+        from vertexkit.local.vertex.training.routes import register as register_training
+
+        self.areas = [
+            register_training(self.router, self.backend),
+            register_registry(self.router, self.backend),
+        ]
+
+    def _register_operations(self) -> None:
+        operations = self.backend.operations
+
+        def get_operation(request: VertexRequest) -> dict:
+            return operations.get(request.path)
+
+        def wait_operation(request: VertexRequest) -> dict:
+            return operations.get(request.path.rsplit(":", 1)[0])
+
+        def list_operations(request: VertexRequest) -> dict:
+            prefix = request.path.rstrip("/") + "/"
+            items = [
+                operations.public(op)
+                for op in self.backend.store.list("operations")
+                if op["name"].startswith(prefix)
+            ]
+            return page(items, request.query, "operations")
+
+        for template in (OPERATION, NESTED_OPERATION):
+            self.router.route("GET", template)(get_operation)
+            self.router.route("POST", template + ":wait")(wait_operation)
+        self.router.route("GET", "projects/{project}/locations/{location}/operations")(
+            list_operations
+        )
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/v1/{path:path}", self.router.dispatch, methods=METHODS),
+            Route("/ui/{path:path}", self.router.dispatch, methods=METHODS),
+        ]
+
+    def start(self) -> None:
+        for area in self.areas:
+            start = getattr(area, "start", None)
+            if start:
+                start()
+
+    def close(self) -> None:
+        for area in self.areas:
+            close = getattr(area, "close", None)
+            if close:
+                close()
+        self.backend.close()

@@ -1,0 +1,124 @@
+"""Vertex resources as JSON documents in SQLite, keyed by resource name.
+
+One table holds every kind of resource (custom jobs, models, endpoints, ...); a resource is the
+camelCase JSON Vertex answers with. `mutate` is an atomic read-modify-write, so a job runner
+thread and a cancel request never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from vertexkit.local.errors import not_found
+
+Resource = dict[str, Any]
+
+
+def now_rfc3339() -> str:
+    """A timestamp as Vertex writes it: RFC 3339, UTC, microseconds."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class ResourceStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._lock = threading.RLock()
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS resources ("
+            " name TEXT PRIMARY KEY, collection TEXT NOT NULL, parent TEXT NOT NULL,"
+            " body TEXT NOT NULL, seq INTEGER NOT NULL)"
+        )
+        self._db.execute(
+            "CREATE INDEX IF NOT EXISTS by_collection ON resources (collection, parent, seq)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INT)")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @staticmethod
+    def new_id() -> str:
+        """A numeric ID in the range Vertex uses for jobs, models and endpoints."""
+        return str(random.randint(10**18, 9 * 10**18))
+
+    def next_counter(self, key: str) -> int:
+        """Increments and returns a named counter atomically (e.g. a model's version IDs)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM counters WHERE key=?", (key,)).fetchone()
+            value = (row[0] if row else 0) + 1
+            self._db.execute("INSERT OR REPLACE INTO counters VALUES (?, ?)", (key, value))
+            return value
+
+    def insert(self, collection: str, name: str, body: Resource) -> Resource:
+        parent = name.rsplit("/", 2)[0]
+        with self._lock:
+            seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM resources").fetchone()[0]
+            self._db.execute(
+                "INSERT INTO resources VALUES (?, ?, ?, ?, ?)",
+                (name, collection, parent, json.dumps(body), seq),
+            )
+        return body
+
+    def find(self, name: str) -> Resource | None:
+        with self._lock:
+            row = self._db.execute("SELECT body FROM resources WHERE name=?", (name,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def get(self, name: str, kind: str = "Resource") -> Resource:
+        found = self.find(name)
+        if found is None:
+            raise not_found(f'{kind} "{name}" not found.')
+        return found
+
+    def put(self, name: str, body: Resource) -> Resource:
+        with self._lock:
+            self._db.execute("UPDATE resources SET body=? WHERE name=?", (json.dumps(body), name))
+        return body
+
+    def mutate(
+        self, name: str, change: Callable[[Resource], None], kind: str = "Resource"
+    ) -> Resource:
+        """Applies `change` to the stored resource in place, atomically, and saves it."""
+        with self._lock:
+            body = self.get(name, kind)
+            change(body)
+            self.put(name, body)
+            return body
+
+    def delete(self, name: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM resources WHERE name=?", (name,))
+
+    def list(self, collection: str, parent: str | None = None) -> list[Resource]:
+        query = "SELECT body FROM resources WHERE collection=?"
+        args: tuple[Any, ...] = (collection,)
+        if parent is not None:
+            query += " AND parent=?"
+            args += (parent,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY seq", args).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def iter_all(self, collection: str) -> Iterator[Resource]:
+        yield from self.list(collection)
+
+
+def page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
+    """A list response with `pageSize`/`pageToken` paging (the token is an offset)."""
+    size = int(query.get("pageSize") or 0) or 100
+    start = int(query.get("pageToken") or 0)
+    chunk = items[start : start + size]
+    response: Resource = {key: chunk} if chunk else {}
+    if start + size < len(items):
+        response["nextPageToken"] = str(start + size)
+    return response
