@@ -103,10 +103,12 @@ class CloudContext:
         return bigquery.Client(project=self.project)
 
     def gcs_filesystem(self) -> gcsfs.GCSFileSystem:
+        if self.storage_endpoint:
+            # gcsfs reads this when first imported, so it must be set before the import.
+            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
         import gcsfs
 
         if self.storage_endpoint:
-            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
             return gcsfs.GCSFileSystem(
                 project=self.project, endpoint_url=self.storage_endpoint, token="anon"
             )
@@ -115,6 +117,7 @@ class CloudContext:
     def storage_options(self) -> dict[str, Any]:
         """`storage_options` for pandas/fsspec `gs://` paths."""
         if self.storage_endpoint:
+            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")  # read on import
             return {"project": self.project, "endpoint_url": self.storage_endpoint, "token": "anon"}
         return {"project": self.project}
 

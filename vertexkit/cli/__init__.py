@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from vertexkit.cli import demo, local
+from vertexkit.cli import demo, jobs, local, pipelines, resources, schedules
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(local.app, name="local", help="Run the local cloud.")
 app.command("demo")(demo.demo)
+app.command("compile")(pipelines.compile_command)
+app.command("run")(pipelines.run_command)
+app.add_typer(resources.models_app, name="models")
+app.add_typer(resources.endpoints_app, name="endpoints")
+app.command("predict")(resources.predict)
+app.command("logs")(jobs.logs)
+app.add_typer(schedules.schedule_app, name="schedule")
+app.add_typer(schedules.runs_app, name="runs")
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ import socket
 import threading
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import uvicorn
 from starlette.applications import Starlette
@@ -24,6 +25,11 @@ from starlette.routing import Route
 
 from vertexkit.context import CloudContext
 from vertexkit.local.errors import ApiError, api_error_handler
+
+if TYPE_CHECKING:
+    from vertexkit.local.bigquery.routes import BigQueryService
+    from vertexkit.local.storage.routes import StorageService
+    from vertexkit.local.vertex.routes import VertexService
 
 DEFAULT_PROJECT = "local-project"
 HOME_ENV = "VERTEXKIT_HOME"
@@ -52,11 +58,16 @@ class LocalCloud:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.services: list[object] = []
+        self.storage: StorageService
+        self.bigquery: BigQueryService
+        self.vertex: VertexService
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LocalCloud:
         self.home.mkdir(parents=True, exist_ok=True)
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so; without it
+        # every keep-alive response waits ~40 ms for a delayed ACK (Nagle).
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
         app = self._build_app()
@@ -137,6 +148,7 @@ class LocalCloud:
         storage = StorageService(self.home / "storage")
         bigquery = BigQueryService(self.home / "bigquery", storage=storage, cloud=self)
         vertex = VertexService(self.home / "vertex", storage=storage, cloud=self)
+        self.storage, self.bigquery, self.vertex = storage, bigquery, vertex
         self.services = [storage, bigquery, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
         for service in self.services:

@@ -1,25 +1,72 @@
 """Resource specs and their validation, shared by the local cloud and the components.
 
-PLACEHOLDER until built. Contract used elsewhere:
-    validate_custom_job_spec(spec: dict) -> None   # CustomJobSpec, Vertex REST JSON (camelCase)
-    validate_tuning_job(job: dict) -> None         # HyperparameterTuningJob REST JSON
-    SpecError(ValueError): .field (dotted camelCase path) and a message naming allowed values
+Typed pydantic models of the Vertex REST resources (snake_case in Python, camelCase on the
+wire via `from_api` / `to_api`), checked the way Vertex checks them on create. Every failure
+is a `SpecError` whose `.field` is the dotted camelCase path and whose message names the
+allowed values. The machine and accelerator tables live in `data/compute.json`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from vertexkit.specs.catalog import Catalog, MachineType, catalog
+from vertexkit.specs.errors import SpecError
+from vertexkit.specs.machines import (
+    DedicatedResources,
+    DiskSpec,
+    MachineSpec,
+    validate_dedicated_resources,
+)
+from vertexkit.specs.naming import (
+    parse_resource_name,
+    validate_display_name,
+    validate_endpoint_id,
+    validate_labels,
+    validate_model_id,
+    validate_region,
+)
+from vertexkit.specs.schedules import Schedule, validate_cron
+from vertexkit.specs.study import (
+    HyperparameterTuningJob,
+    MetricSpec,
+    ParameterSpec,
+    StudySpec,
+    validate_tuning_job,
+)
+from vertexkit.specs.worker_pools import (
+    ContainerSpec,
+    CustomJobSpec,
+    PythonPackageSpec,
+    Scheduling,
+    WorkerPoolSpec,
+    validate_custom_job_spec,
+)
 
-
-class SpecError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-
-
-def validate_custom_job_spec(spec: dict[str, Any]) -> None:
-    return None
-
-
-def validate_tuning_job(job: dict[str, Any]) -> None:
-    return None
+__all__ = [
+    "Catalog",
+    "ContainerSpec",
+    "CustomJobSpec",
+    "DedicatedResources",
+    "DiskSpec",
+    "HyperparameterTuningJob",
+    "MachineSpec",
+    "MachineType",
+    "MetricSpec",
+    "ParameterSpec",
+    "PythonPackageSpec",
+    "Schedule",
+    "Scheduling",
+    "SpecError",
+    "StudySpec",
+    "WorkerPoolSpec",
+    "catalog",
+    "parse_resource_name",
+    "validate_cron",
+    "validate_custom_job_spec",
+    "validate_dedicated_resources",
+    "validate_display_name",
+    "validate_endpoint_id",
+    "validate_labels",
+    "validate_model_id",
+    "validate_region",
+    "validate_tuning_job",
+]

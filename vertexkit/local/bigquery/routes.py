@@ -1,17 +1,624 @@
-"""Placeholder: the BigQuery v2 REST routes."""
+"""The BigQuery v2 REST API (`/bigquery/v2`, `/upload/bigquery/v2`) as google-cloud-bigquery 3.x
+calls it: datasets, tables, tabledata.list, jobs (insert/get/list/cancel/delete, query,
+getQueryResults) and the multipart and resumable uploads of load jobs."""
 
 from __future__ import annotations
 
+import json
+import re
+import threading
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from starlette.routing import BaseRoute
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from vertexkit.local.bigquery.jobs import JobRunner
+from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
+from vertexkit.local.bigquery.responses import (
+    LOCATION,
+    encode_rows,
+    field_to_duckdb,
+    quote,
+)
+from vertexkit.local.bigquery.seed import seed_public_data
+from vertexkit.local.bigquery.sql import QueryError, TableName, translate
+from vertexkit.local.errors import ApiError, bad_request, not_found
+
+API = "/bigquery/v2/projects/{project}"
+UPLOAD = "/upload/bigquery/v2/projects/{project}/jobs"
+DEFAULT_PAGE_CELLS = 1_000_000  # rows per page = this / columns, like BigQuery's ~10 MB pages
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_]{1,1024}$")
+TABLE_ID_PATTERN = re.compile(r"^[\w\- $]{1,1024}$")
+JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-]{1,1024}$")
+STATUS_BY_REASON = {"notFound": 404, "duplicate": 409}
+READ_ONLY_PROJECTS = ("bigquery-public-data",)
+
+Handler = Callable[..., Any]
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        json.dumps(body, separators=(",", ":")),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def api_error(error: QueryError) -> ApiError:
+    return ApiError(STATUS_BY_REASON.get(error.reason, 400), error.message, reason=error.reason)
 
 
 class BigQueryService:
     def __init__(self, home: Path, storage: Any, cloud: Any) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
+        self.storage = storage
+        self.cloud = cloud
+        self.warehouse = Warehouse(home)
+        self.jobs = JobRunner(self.warehouse, storage)
+        self.uploads: dict[str, dict[str, Any]] = {}
+        self.uploads_lock = threading.Lock()
+        seed_public_data(self.warehouse)
+
+    def close(self) -> None:
+        self.warehouse.close()
 
     def routes(self) -> list[BaseRoute]:
-        return []
+        table = API + "/datasets/{dataset}/tables/{table}"
+        return [
+            self._route(API + "/datasets", self.list_datasets, "GET"),
+            self._route(API + "/datasets", self.insert_dataset, "POST"),
+            self._route(API + "/datasets/{dataset}", self.get_dataset, "GET"),
+            self._route(API + "/datasets/{dataset}", self.patch_dataset, "PATCH", "PUT"),
+            self._route(API + "/datasets/{dataset}", self.delete_dataset, "DELETE"),
+            self._route(API + "/datasets/{dataset}/tables", self.list_tables, "GET"),
+            self._route(API + "/datasets/{dataset}/tables", self.insert_table, "POST"),
+            self._route(table, self.get_table, "GET"),
+            self._route(table, self.patch_table, "PATCH", "PUT"),
+            self._route(table, self.delete_table, "DELETE"),
+            self._route(table + "/data", self.list_table_data, "GET"),
+            self._route(API + "/jobs", self.insert_job, "POST"),
+            self._route(API + "/jobs", self.list_jobs, "GET"),
+            self._route(API + "/jobs/{job_id}", self.get_job, "GET"),
+            self._route(API + "/jobs/{job_id}/cancel", self.cancel_job, "POST"),
+            self._route(API + "/jobs/{job_id}/delete", self.delete_job, "DELETE"),
+            self._route(API + "/queries", self.query, "POST"),
+            self._route(API + "/queries/{job_id}", self.get_query_results, "GET"),
+            Route(UPLOAD, self.upload_start, methods=["POST"]),
+            Route(UPLOAD, self.upload_chunk, methods=["PUT"]),
+        ]
+
+    def _route(self, path: str, handler: Handler, *methods: str) -> Route:
+        """Reads the JSON body, runs the handler in a worker thread, answers JSON."""
+
+        async def endpoint(request: Request) -> Response:
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw else {}
+            except json.JSONDecodeError as error:
+                raise bad_request(f"Invalid JSON payload: {error}") from error
+            try:
+                result = await run_in_threadpool(
+                    handler, request.path_params, dict(request.query_params), body
+                )
+            except QueryError as error:
+                raise api_error(error) from error
+            return result if isinstance(result, Response) else _json(result)
+
+        endpoint_typed: Callable[[Request], Awaitable[Response]] = endpoint
+        return Route(path, endpoint_typed, methods=list(methods))
+
+    # -- datasets --------------------------------------------------------------------------------
+    def _dataset_resource(self, project: str, dataset: str, body: dict) -> dict:
+        return {
+            "kind": "bigquery#dataset",
+            "id": f"{project}:{dataset}",
+            "datasetReference": {"projectId": project, "datasetId": dataset},
+            "location": body.get("location") or LOCATION,
+            "etag": body.get("lastModifiedTime", ""),
+            **{k: v for k, v in body.items() if k not in ("datasetReference", "location")},
+        }
+
+    def list_datasets(self, params: dict, query: dict, _: dict) -> dict:
+        project = params["project"]
+        names = self.warehouse.list_datasets(project, query.get("all") == "true")
+        page, token = _page_of(names, query)
+        items = [
+            {
+                "kind": "bigquery#dataset",
+                "id": f"{project}:{name}",
+                "datasetReference": {"projectId": project, "datasetId": name},
+                "location": LOCATION,
+            }
+            for name in page
+        ]
+        return _with_token({"kind": "bigquery#datasetList", "datasets": items}, token)
+
+    def insert_dataset(self, params: dict, _: dict, body: dict) -> dict:
+        project = params["project"]
+        reference = body.get("datasetReference") or {}
+        dataset = reference.get("datasetId") or ""
+        if reference.get("projectId") not in (None, project):
+            raise bad_request("datasetReference.projectId does not match the URL's project")
+        _check_id(dataset, "datasetReference.datasetId", ID_PATTERN)
+        self._check_writable(project)
+        extras = {k: v for k, v in body.items() if k != "datasetReference"}
+        stored = self.warehouse.create_dataset(project, dataset, extras)
+        return self._dataset_resource(project, dataset, stored)
+
+    def get_dataset(self, params: dict, _: dict, __: dict) -> dict:
+        project, dataset = params["project"], params["dataset"]
+        body = self.warehouse.dataset_body(self.warehouse.cursor(), project, dataset)
+        return self._dataset_resource(project, dataset, body)
+
+    def patch_dataset(self, params: dict, _: dict, body: dict) -> dict:
+        project, dataset = params["project"], params["dataset"]
+        self._check_writable(project)
+        changes = {
+            k: v for k, v in body.items() if k not in ("datasetReference", "id", "kind", "etag")
+        }
+        stored = self.warehouse.patch_dataset(project, dataset, changes)
+        return self._dataset_resource(project, dataset, stored)
+
+    def delete_dataset(self, params: dict, query: dict, _: dict) -> Response:
+        self._check_writable(params["project"])
+        self.warehouse.delete_dataset(
+            params["project"], params["dataset"], query.get("deleteContents") == "true"
+        )
+        return Response(status_code=204)
+
+    # -- tables ----------------------------------------------------------------------------------
+    def _table_resource(self, name: TableName) -> dict:
+        cur = self.warehouse.cursor()
+        try:
+            kind = self.warehouse.require_table(cur, name)
+            extras = self.warehouse.table_extras(cur, name)
+            fields = self.warehouse.table_schema(cur, name)
+            rows = self.warehouse.count_rows(cur, name) if kind == "TABLE" else 0
+        finally:
+            cur.close()
+        resource = {
+            "kind": "bigquery#table",
+            "id": name.bigquery_id,
+            "tableReference": _reference(name),
+            "schema": {"fields": fields},
+            "type": kind,
+            "location": LOCATION,
+            "numRows": str(rows),
+            "numBytes": "0",
+            "creationTime": extras.get("creationTime", "0"),
+            "lastModifiedTime": extras.get("lastModifiedTime", "0"),
+            "etag": extras.get("lastModifiedTime", "0"),
+        }
+        for key in ("description", "labels", "friendlyName", "expirationTime", "view"):
+            if key in extras:
+                resource[key] = extras[key]
+        return resource
+
+    def list_tables(self, params: dict, query: dict, _: dict) -> dict:
+        project, dataset = params["project"], params["dataset"]
+        tables = self.warehouse.list_tables(project, dataset)
+        page, token = _page_of(tables, query)
+        items = [
+            {
+                "kind": "bigquery#table",
+                "id": f"{project}:{dataset}.{table}",
+                "tableReference": {"projectId": project, "datasetId": dataset, "tableId": table},
+                "type": kind,
+            }
+            for table, kind in page
+        ]
+        body = {"kind": "bigquery#tableList", "tables": items, "totalItems": len(tables)}
+        return _with_token(body, token)
+
+    def insert_table(self, params: dict, _: dict, body: dict) -> dict:
+        project, dataset = params["project"], params["dataset"]
+        reference = body.get("tableReference") or {}
+        _check_id(reference.get("tableId") or "", "tableReference.tableId", TABLE_ID_PATTERN)
+        self._check_writable(project)
+        name = TableName(project, dataset, reference["tableId"])
+        fields = (body.get("schema") or {}).get("fields") or []
+        view = body.get("view")
+        if not fields and not view:
+            raise bad_request(
+                "schema.fields: the local BigQuery needs a schema (or a view query) to create "
+                "a table"
+            )
+        extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
+        with self.warehouse.transaction() as cur:
+            if not self.warehouse.dataset_exists(cur, project, dataset):
+                raise not_found(f"Not found: Dataset {project}:{dataset}")
+            if self.warehouse.table_kind(cur, name):
+                raise ApiError(409, f"Already Exists: Table {name.bigquery_id}")
+            if view:
+                if view.get("useLegacySql") is True:
+                    raise bad_request("view.useLegacySql: only GoogleSQL views are supported")
+                translation = translate(view.get("query") or "", project)
+                cur.execute(f"CREATE VIEW {name.sql} AS {translation.sql}")
+                extras["view"] = {"query": view.get("query"), "useLegacySql": False}
+                self.warehouse.touch_table(cur, name, extras)
+            else:
+                self.warehouse.create_table(cur, name, fields, replace=False)
+                self.warehouse.touch_table(cur, name, extras)
+        return self._table_resource(name)
+
+    def get_table(self, params: dict, _: dict, __: dict) -> dict:
+        return self._table_resource(_table(params))
+
+    def patch_table(self, params: dict, _: dict, body: dict) -> dict:
+        name = _table(params)
+        self._check_writable(name.project)
+        with self.warehouse.transaction() as cur:
+            self.warehouse.require_table(cur, name)
+            fields = (body.get("schema") or {}).get("fields")
+            extras: dict[str, Any] = {
+                k: body[k]
+                for k in ("description", "labels", "friendlyName", "expirationTime")
+                if k in body
+            }
+            if fields is not None:
+                self._add_columns(cur, name, fields)
+                from vertexkit.local.bigquery.models import _descriptions
+
+                extras["schema"] = _descriptions(fields)
+            self.warehouse.touch_table(cur, name, extras)
+        return self._table_resource(name)
+
+    def _add_columns(self, cur: Any, name: TableName, fields: list[dict]) -> None:
+        """Schema patches may only add NULLABLE/REPEATED columns, as on BigQuery."""
+        current = {f["name"].lower() for f in self.warehouse.table_schema(cur, name)}
+        given = {f.get("name", "").lower() for f in fields}
+        missing = current - given
+        if missing:
+            raise bad_request(
+                f"Provided Schema does not match Table {name.bigquery_id}. Field "
+                f"{sorted(missing)[0]} is missing in new schema"
+            )
+        for field in fields:
+            if field["name"].lower() in current:
+                continue
+            if str(field.get("mode", "")).upper() == "REQUIRED":
+                raise bad_request(f"Field {field['name']}: a new column cannot be REQUIRED")
+            cur.execute(
+                f"ALTER TABLE {name.sql} ADD COLUMN {quote(field['name'])} {field_to_duckdb(field)}"
+            )
+
+    def delete_table(self, params: dict, _: dict, __: dict) -> Response:
+        name = _table(params)
+        self._check_writable(name.project)
+        with self.warehouse.transaction() as cur:
+            self.warehouse.drop_table(cur, name)
+        return Response(status_code=204)
+
+    def list_table_data(self, params: dict, query: dict, _: dict) -> dict:
+        name = _table(params)
+        cur = self.warehouse.cursor()
+        try:
+            kind = self.warehouse.require_table(cur, name)
+            if kind == "VIEW":
+                raise bad_request(f"Cannot list a table of type VIEW: {name.bigquery_id}")
+            fields = self.warehouse.table_schema(cur, name)
+            total = self.warehouse.count_rows(cur, name)
+        finally:
+            cur.close()
+        selected = [s for s in (query.get("selectedFields") or "").split(",") if s]
+        if selected:
+            by_name = {f["name"].lower(): f for f in fields}
+            unknown = [s for s in selected if s.lower() not in by_name]
+            if unknown:
+                raise bad_request(f"selectedFields: no such field: {unknown[0]}")
+            fields = [by_name[s.lower()] for s in selected]
+        body = self._rows_page(name, fields, total, query, selected or None)
+        return {"kind": "bigquery#tableDataList", "etag": "", **body}
+
+    def _rows_page(
+        self,
+        name: TableName,
+        fields: list[dict],
+        total: int,
+        query: dict,
+        columns: list[str] | None = None,
+    ) -> dict:
+        offset = _offset(query)
+        default = max(100, DEFAULT_PAGE_CELLS // max(1, len(fields)))
+        limit = _int_param(query, "maxResults", default)
+        body: dict[str, Any] = {"totalRows": str(total)}
+        if limit > 0 and offset < total:
+            page = self.warehouse.read_page(name, offset, limit, columns)
+            if page.num_rows:
+                body["rows"] = encode_rows(page, fields)  # an empty page omits "rows"
+        if offset + limit < total and limit > 0:
+            body["pageToken"] = str(offset + limit)
+        return body
+
+    # -- jobs ------------------------------------------------------------------------------------
+    def insert_job(self, params: dict, _: dict, body: dict) -> dict:
+        return self._run_job(params["project"], body, None)
+
+    def _run_job(self, project: str, body: dict, upload: Path | None) -> dict:
+        reference = body.setdefault("jobReference", {})
+        reference.setdefault("projectId", project)
+        reference.setdefault("jobId", f"job_{uuid.uuid4().hex}")
+        reference["location"] = LOCATION
+        _check_id(reference["jobId"], "jobReference.jobId", JOB_ID_PATTERN)
+        if self.warehouse.job_exists(project, reference["jobId"]):
+            raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")
+        self._check_job_targets(project, body.get("configuration") or {})
+        body["kind"] = "bigquery#job"
+        return self.jobs.run(project, body, upload)
+
+    def _check_job_targets(self, project: str, config: dict) -> None:
+        for kind in ("query", "load", "copy"):
+            destination = (config.get(kind) or {}).get("destinationTable") or {}
+            self._check_writable(destination.get("projectId") or project)
+
+    def _check_writable(self, project: str) -> None:
+        if project in READ_ONLY_PROJECTS:
+            raise ApiError(
+                403,
+                f"Access Denied: Project {project}: the public datasets are read-only",
+                reason="accessDenied",
+            )
+
+    def _job(self, params: dict) -> dict:
+        job = self.warehouse.get_job(params["project"], params["job_id"])
+        if job is None:
+            raise not_found(f"Not found: Job {params['project']}:{LOCATION}.{params['job_id']}")
+        return job
+
+    def get_job(self, params: dict, _: dict, __: dict) -> dict:
+        return self._job(params)
+
+    def cancel_job(self, params: dict, _: dict, __: dict) -> dict:
+        # Jobs run to completion before jobs.insert answers: cancel finds them DONE, as
+        # BigQuery does for a job that finished first.
+        return {"kind": "bigquery#jobCancelResponse", "job": self._job(params)}
+
+    def delete_job(self, params: dict, _: dict, __: dict) -> Response:
+        self._job(params)
+        self.warehouse.delete_job(params["project"], params["job_id"])
+        return Response(status_code=204)
+
+    def list_jobs(self, params: dict, query: dict, _: dict) -> dict:
+        jobs = self.warehouse.list_jobs(params["project"])
+        state = query.get("stateFilter")
+        if state and state.upper() != "DONE":
+            jobs = []
+        page, token = _page_of(jobs, query)
+        items = [
+            {
+                "id": job["id"],
+                "kind": "bigquery#job",
+                "jobReference": job["jobReference"],
+                "state": "DONE",
+                "status": job["status"],
+                "configuration": job["configuration"],
+                "statistics": job["statistics"],
+                **(
+                    {"errorResult": job["status"]["errorResult"]}
+                    if "errorResult" in job["status"]
+                    else {}
+                ),
+            }
+            for job in page
+        ]
+        return _with_token({"kind": "bigquery#jobList", "jobs": items}, token)
+
+    def query(self, params: dict, query: dict, body: dict) -> dict:
+        """jobs.query: runs the query as a job and answers its first page of results."""
+        project = params["project"]
+        config = {
+            key: body[key]
+            for key in (
+                "query",
+                "useLegacySql",
+                "defaultDataset",
+                "queryParameters",
+                "parameterMode",
+                "labels",
+                "maximumBytesBilled",
+                "connectionProperties",
+            )
+            if key in body
+        }
+        if "useLegacySql" not in config:
+            config["useLegacySql"] = True  # jobs.query's documented default
+        job_body = {
+            "jobReference": {"jobId": f"job_{uuid.uuid4().hex}"},
+            "configuration": {"query": config},
+        }
+        if body.get("requestId"):
+            job_body["jobReference"]["jobId"] = f"job_{_safe_id(body['requestId'])}"
+        job = self._run_job(project, job_body, None)
+        page_query = {"maxResults": body["maxResults"]} if "maxResults" in body else {}
+        response = self._query_results(job, page_query)
+        response["kind"] = "bigquery#queryResponse"
+        response["queryId"] = job["jobReference"]["jobId"]
+        return response
+
+    def get_query_results(self, params: dict, query: dict, _: dict) -> dict:
+        job = self._job(params)
+        if job["configuration"].get("jobType") != "QUERY":
+            raise bad_request(f"Job {params['job_id']} is not a query job")
+        response = self._query_results(job, query)
+        response["kind"] = "bigquery#getQueryResultsResponse"
+        return response
+
+    def _query_results(self, job: dict, query: dict) -> dict:
+        error = job["status"].get("errorResult")
+        if error:
+            reason = error.get("reason", "invalidQuery")
+            raise ApiError(STATUS_BY_REASON.get(reason, 400), error["message"], reason=reason)
+        stats = job["statistics"].get("query", {})
+        body: dict[str, Any] = {
+            "jobReference": job["jobReference"],
+            "jobComplete": True,
+            "totalBytesProcessed": "0",
+            "cacheHit": False,
+        }
+        if "numDmlAffectedRows" in stats:
+            body["numDmlAffectedRows"] = stats["numDmlAffectedRows"]
+        if stats.get("statementType") != "SELECT":
+            body["totalRows"] = "0"
+            return body
+        destination = job["configuration"]["query"]["destinationTable"]
+        name = TableName(destination["projectId"], destination["datasetId"], destination["tableId"])
+        cur = self.warehouse.cursor()
+        try:
+            if self.warehouse.table_kind(cur, name) is None:
+                raise not_found(f"Not found: Table {name.bigquery_id} (query results expired)")
+            fields = self.warehouse.table_schema(cur, name)
+            total = self.warehouse.count_rows(cur, name)
+        finally:
+            cur.close()
+        body["schema"] = {"fields": fields}
+        body.update(self._rows_page(name, fields, total, query))
+        return body
+
+    # -- uploads (load jobs with data in the request) ----------------------------------------------
+    async def upload_start(self, request: Request) -> Response:
+        project = request.path_params["project"]
+        upload_type = request.query_params.get("uploadType")
+        raw = await request.body()
+        if upload_type == "multipart":
+            metadata, data = _split_multipart(request.headers.get("content-type", ""), raw)
+            path = self.warehouse.staging_path()
+            path.write_bytes(data)
+            return await self._run_upload_job(project, metadata, path)
+        if upload_type == "resumable":
+            metadata = json.loads(raw) if raw else {}
+            upload_id = uuid.uuid4().hex
+            path = self.warehouse.staging_path()
+            path.write_bytes(b"")
+            with self.uploads_lock:
+                self.uploads[upload_id] = {"project": project, "job": metadata, "path": path}
+            location = f"{request.url.replace(query='')}?uploadType=resumable&upload_id={upload_id}"
+            return Response(status_code=200, headers={"Location": location})
+        raise bad_request("uploadType must be multipart or resumable")
+
+    async def upload_chunk(self, request: Request) -> Response:
+        upload_id = request.query_params.get("upload_id", "")
+        with self.uploads_lock:
+            session = self.uploads.get(upload_id)
+        if session is None:
+            raise not_found(f"No resumable upload session {upload_id!r}")
+        data = await request.body()
+        path: Path = session["path"]
+        start, total = _content_range(request.headers.get("content-range", ""), len(data))
+        size = path.stat().st_size
+        if start is not None and start != size:
+            return Response(status_code=308, headers=_range_header(size))
+        with path.open("ab") as handle:
+            handle.write(data)
+        size += len(data)
+        if total is None or size < total:
+            return Response(status_code=308, headers=_range_header(size))
+        with self.uploads_lock:
+            self.uploads.pop(upload_id, None)
+        return await self._run_upload_job(session["project"], session["job"], path)
+
+    async def _run_upload_job(self, project: str, metadata: dict, path: Path) -> Response:
+        if "load" not in (metadata.get("configuration") or {}):
+            path.unlink(missing_ok=True)
+            raise bad_request("An upload must carry a load job (configuration.load)")
+        try:
+            job = await run_in_threadpool(self._run_job, project, metadata, path)
+        except QueryError as error:
+            path.unlink(missing_ok=True)
+            raise api_error(error) from error
+        return _json(job)
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+def _table(params: dict) -> TableName:
+    return TableName(params["project"], params["dataset"], params["table"])
+
+
+def _reference(name: TableName) -> dict:
+    return {"projectId": name.project, "datasetId": name.dataset, "tableId": name.table}
+
+
+def _check_id(value: str, field: str, pattern: re.Pattern[str]) -> None:
+    if not pattern.match(value or ""):
+        raise bad_request(
+            f"Invalid {field} {value!r}: use letters, digits and underscores (max 1024)"
+        )
+
+
+def _safe_id(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_\-]", "_", value)[:200]
+
+
+def _int_param(query: dict, key: str, default: int) -> int:
+    raw = query.get(key)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError) as error:
+        raise bad_request(f"{key} must be a non-negative integer, got {raw!r}") from error
+    if value < 0:
+        raise bad_request(f"{key} must be a non-negative integer, got {raw!r}")
+    return value
+
+
+def _offset(query: dict) -> int:
+    if query.get("pageToken"):
+        return _int_param({"pageToken": query["pageToken"]}, "pageToken", 0)
+    return _int_param(query, "startIndex", 0)
+
+
+def _page_of(items: list[Any], query: dict) -> tuple[list[Any], str | None]:
+    offset = _offset(query)
+    limit = _int_param(query, "maxResults", 1000) or 1000
+    page = items[offset : offset + limit]
+    return page, str(offset + limit) if offset + limit < len(items) else None
+
+
+def _with_token(body: dict, token: str | None) -> dict:
+    if token:
+        body["nextPageToken"] = token
+    return body
+
+
+def _split_multipart(content_type: str, raw: bytes) -> tuple[dict, bytes]:
+    match = re.search(r'boundary="?([^";]+)"?', content_type)
+    if not match:
+        raise bad_request("multipart upload without a boundary")
+    delimiter = b"--" + match.group(1).encode()
+    parts = [p for p in raw.split(delimiter) if p.strip() not in (b"", b"--")]
+    if len(parts) < 2:
+        raise bad_request("multipart upload needs a metadata part and a media part")
+
+    def content(part: bytes) -> bytes:
+        _, _, payload = part.partition(b"\r\n\r\n")
+        return payload[:-2] if payload.endswith(b"\r\n") else payload
+
+    try:
+        metadata = json.loads(content(parts[0]))
+    except json.JSONDecodeError as error:
+        raise bad_request(f"multipart metadata is not JSON: {error}") from error
+    return metadata, content(parts[1])
+
+
+def _content_range(header: str, length: int) -> tuple[int | None, int | None]:
+    """`bytes 0-99/200`, `bytes */200`, `bytes 0-99/*` -> (start, total)."""
+    match = re.match(r"bytes (\*|(\d+)-(\d+))/(\*|\d+)", header.strip())
+    if not match:
+        return None, length if not header else None
+    start = int(match.group(2)) if match.group(2) else None
+    total = None if match.group(4) == "*" else int(match.group(4))
+    return start, total
+
+
+def _range_header(size: int) -> dict[str, str]:
+    return {"Range": f"bytes=0-{size - 1}"} if size else {}
+
+
+__all__ = ["RESULTS_DATASET", "BigQueryService"]

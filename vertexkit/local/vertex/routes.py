@@ -34,12 +34,14 @@ class VertexService:
         self._register_areas()
 
     def _register_areas(self) -> None:
+        from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.training.routes import register as register_training
 
         self.areas = [
             register_training(self.router, self.backend),
             register_registry(self.router, self.backend),
+            register_pipelines(self.router, self.backend),
         ]
 
     def _register_operations(self) -> None:

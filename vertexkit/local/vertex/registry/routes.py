@@ -1,10 +1,164 @@
-"""Placeholder until this area is built: registers no routes."""
+"""Model Registry, endpoint and prediction routes of the local Vertex AI.
+
+Paths and bodies are those of `aiplatform_v1` ModelService, EndpointService and
+PredictionService over REST. Note: the SDK's `Endpoint.raw_predict` ignores `api_endpoint` and
+always dials Google's host; `:rawPredict` is served here for plain HTTP clients.
+"""
 
 from __future__ import annotations
 
+import threading
+
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.router import VertexRouter
+from vertexkit.local.vertex.registry import responses
+from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
+from vertexkit.local.vertex.registry.models import ModelRegistry
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import Resource, page
+
+LOCATION = "projects/{project}/locations/{location}"
+MODELS = LOCATION + "/models"
+MODEL = MODELS + "/{model}"
+EVALUATIONS = MODEL + "/evaluations"
+ENDPOINTS = LOCATION + "/endpoints"
+ENDPOINT = ENDPOINTS + "/{endpoint}"
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> object:
-    return object()
+class RegistryArea:
+    """The registry's state objects; `close()` stops every model server process."""
+
+    def __init__(self, backend: VertexBackend) -> None:
+        lock = threading.RLock()  # one lock for writes that span models and endpoints
+        self.models = ModelRegistry(backend, lock)
+        self.endpoints = EndpointRegistry(backend, self.models, lock)
+        self._display_names: dict[str, str] = {}
+
+    def model_display_name(self, deployed: Resource) -> str:
+        key = f"{deployed['model']}@{deployed['modelVersionId']}"
+        if key not in self._display_names:
+            version = self.models.store.find(key) or {}
+            self._display_names[key] = version.get("displayName", "")
+        return self._display_names[key]
+
+    def close(self) -> None:
+        self.endpoints.close()
+
+
+def register(router: VertexRouter, backend: VertexBackend) -> RegistryArea:
+    area = RegistryArea(backend)
+    _register_models(router, area.models)
+    _register_endpoints(router, area)
+    return area
+
+
+def _model_param(request: VertexRequest) -> str:
+    return request.params["model"]
+
+
+def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
+    @router.route("POST", MODELS + ":upload")
+    def upload(request: VertexRequest) -> Resource:
+        return models.upload(request.parent, request.body)
+
+    @router.route("GET", MODEL)
+    def get_model(request: VertexRequest) -> Resource:
+        model, version = models.resolve(request.parent, _model_param(request))
+        return models.render(version, model)
+
+    @router.route("GET", MODELS)
+    def list_models(request: VertexRequest) -> Resource:
+        found = models.list_models(request.parent, request.query.get("filter"))
+        return page(found, request.query, "models")
+
+    @router.route("GET", MODEL + ":listVersions")
+    def list_versions(request: VertexRequest) -> Resource:
+        found = models.list_versions(
+            request.parent, _model_param(request), request.query.get("filter")
+        )
+        return page(found, request.query, "models")
+
+    @router.route("POST", MODEL + ":mergeVersionAliases")
+    def merge_aliases(request: VertexRequest) -> Resource:
+        return models.merge_aliases(request.parent, _model_param(request), request.body)
+
+    @router.route("PATCH", MODEL)
+    def update_model(request: VertexRequest) -> Resource:
+        mask = request.query.get("updateMask", "")
+        return models.update(request.parent, _model_param(request), request.body, mask)
+
+    @router.route("DELETE", MODEL)
+    def delete_model(request: VertexRequest) -> Resource:
+        return models.delete_model(request.parent, _model_param(request))
+
+    @router.route("DELETE", MODEL + ":deleteVersion")
+    def delete_version(request: VertexRequest) -> Resource:
+        return models.delete_version(request.parent, _model_param(request))
+
+    @router.route("POST", EVALUATIONS + ":import")
+    def import_evaluation(request: VertexRequest) -> Resource:
+        return models.import_evaluation(request.parent, _model_param(request), request.body)
+
+    @router.route("GET", EVALUATIONS + "/{evaluation}")
+    def get_evaluation(request: VertexRequest) -> Resource:
+        return models.get_evaluation(
+            request.parent, _model_param(request), request.params["evaluation"]
+        )
+
+    @router.route("GET", EVALUATIONS)
+    def list_evaluations(request: VertexRequest) -> Resource:
+        found = models.list_evaluations(request.parent, _model_param(request))
+        return page(found, request.query, "modelEvaluations")
+
+
+def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
+    endpoints = area.endpoints
+
+    def endpoint_name(request: VertexRequest) -> str:
+        return f"{request.parent}/endpoints/{request.params['endpoint']}"
+
+    @router.route("POST", ENDPOINTS)
+    def create_endpoint(request: VertexRequest) -> Resource:
+        return endpoints.create(request.parent, request.query.get("endpointId"), request.body)
+
+    @router.route("GET", ENDPOINT)
+    def get_endpoint(request: VertexRequest) -> Resource:
+        return endpoints.get(endpoint_name(request))
+
+    @router.route("GET", ENDPOINTS)
+    def list_endpoints(request: VertexRequest) -> Resource:
+        found = endpoints.list(request.parent, request.query.get("filter"))
+        return page(found, request.query, "endpoints")
+
+    @router.route("PATCH", ENDPOINT)
+    def update_endpoint(request: VertexRequest) -> Resource:
+        mask = request.query.get("updateMask", "")
+        return endpoints.update(endpoint_name(request), request.body, mask)
+
+    @router.route("DELETE", ENDPOINT)
+    def delete_endpoint(request: VertexRequest) -> Resource:
+        return endpoints.delete(endpoint_name(request))
+
+    @router.route("POST", ENDPOINT + ":deployModel")
+    def deploy_model(request: VertexRequest) -> Resource:
+        return endpoints.deploy(endpoint_name(request), request.body)
+
+    @router.route("POST", ENDPOINT + ":undeployModel")
+    def undeploy_model(request: VertexRequest) -> Resource:
+        return endpoints.undeploy(endpoint_name(request), request.body)
+
+    def content_length(request: VertexRequest) -> int:
+        return int(request.headers.get("content-length") or 0)
+
+    @router.route("POST", ENDPOINT + ":predict")
+    def predict(request: VertexRequest) -> Resource:
+        deployed, predictions = endpoints.predict(
+            endpoint_name(request), request.body, content_length(request)
+        )
+        return responses.prediction(deployed, area.model_display_name(deployed), predictions)
+
+    @router.route("POST", ENDPOINT + ":rawPredict")
+    def raw_predict(request: VertexRequest) -> object:
+        deployed, predictions = endpoints.predict(
+            endpoint_name(request), request.body, content_length(request)
+        )
+        return responses.raw_prediction(request.params["endpoint"], deployed, predictions)

@@ -1,10 +1,170 @@
-"""Placeholder until this area is built: registers no routes."""
+"""customJobs and hyperparameterTuningJobs: create, get, list, cancel, delete.
+
+Requests are parsed with the `aiplatform_v1` types (unknown field -> 400 naming it) and checked
+by `vertexkit.specs` before anything is stored or run.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.router import VertexRouter
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.training import models, responses
+from vertexkit.local.vertex.training.execution import Executor
+from vertexkit.local.vertex.training.runner import Outcome
+from vertexkit.local.vertex.training.tuning import TuningRun, check_study_spec
+from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
+
+LOCATION = "projects/{project}/locations/{location}"
+NO_ENTRYPOINT = (
+    "{field}.command: this image's entrypoint cannot run without Docker; give `command` "
+    '(e.g. ["python", "-m", "trainer.task"]) or use a python package spec (pythonPackageSpec)'
+)
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> object:
-    return object()
+def failed_precondition(message: str) -> ApiError:
+    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
+
+
+def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:
+    """What the local cloud needs to run a pool, beyond Vertex's own rules."""
+    pools = spec.get("workerPoolSpecs") or []
+    if not pools:
+        raise SpecError(f"{prefix}.workerPoolSpecs", "at least one worker pool is required")
+    for i, pool in enumerate(pools):
+        field = f"{prefix}.workerPoolSpecs[{i}]"
+        if not int(pool.get("replicaCount") or 0):
+            continue
+        if "containerSpec" in pool:
+            if not pool["containerSpec"].get("command"):
+                raise SpecError(field, NO_ENTRYPOINT.format(field=f"{field}.containerSpec"))
+        elif "pythonPackageSpec" in pool:
+            package = pool["pythonPackageSpec"]
+            for key in ("packageUris", "pythonModule"):
+                if not package.get(key):
+                    raise SpecError(f"{field}.pythonPackageSpec.{key}", "is required")
+        else:
+            raise SpecError(field, "give containerSpec or pythonPackageSpec")
+
+
+def validated(check: Any, *args: Any) -> None:
+    try:
+        check(*args)
+    except SpecError as exc:
+        raise bad_request(str(exc)) from exc
+
+
+def require(body: dict[str, Any], key: str) -> None:
+    if not body.get(key):
+        raise bad_request(f"{key}: is required")
+
+
+class TrainingArea:
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.store = backend.store
+        self.executor = Executor(backend)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Jobs a previous process left active can never finish: fail them with the reason."""
+        stopped = Outcome(models.FAILED, models.CODE_INTERNAL, models.STOPPED_WITH_CLOUD)
+        for collection in (models.CUSTOM_JOBS, models.TUNING_JOBS):
+            for job in self.store.list(collection):
+                if job.get("state") in models.ACTIVE_STATES:
+                    self.executor.finish(job["name"], stopped)
+
+    def close(self) -> None:
+        self.executor.close()
+
+    # -- custom jobs ---------------------------------------------------------------------------
+    def create_custom_job(self, request: VertexRequest) -> dict[str, Any]:
+        body = protos.to_dict(protos.parse(aiplatform_v1.CustomJob, request.body))
+        require(body, "displayName")
+        require(body, "jobSpec")
+        validated(validate_custom_job_spec, body["jobSpec"])
+        validated(check_runnable_pools, body["jobSpec"], "jobSpec")
+        job = self._insert(models.CUSTOM_JOBS, request.parent, body)
+        self.executor.start_custom_job(job)
+        return responses.job(job)
+
+    # -- tuning jobs ---------------------------------------------------------------------------
+    def create_tuning_job(self, request: VertexRequest) -> dict[str, Any]:
+        message = protos.parse(aiplatform_v1.HyperparameterTuningJob, request.body)
+        body = protos.to_dict(message)
+        for key in ("displayName", "studySpec", "maxTrialCount", "parallelTrialCount"):
+            require(body, key)
+        require(body, "trialJobSpec")
+        validated(validate_tuning_job, body)
+        validated(validate_custom_job_spec, body["trialJobSpec"])
+        validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
+        validated(check_study_spec, body["studySpec"])
+        job = self._insert(models.TUNING_JOBS, request.parent, body)
+        self.executor.submit(
+            job["name"], lambda control: TuningRun(self.executor, job, control).run()
+        )
+        return responses.job(job)
+
+    # -- shared verbs --------------------------------------------------------------------------
+    def _insert(self, collection: str, parent: str, body: dict[str, Any]) -> dict[str, Any]:
+        name = f"{parent}/{collection}/{self.store.new_id()}"
+        for output_only in ("state", "error", "startTime", "endTime", "trials"):
+            body.pop(output_only, None)
+        job = models.new_job(name, body)
+        self.store.insert(collection, name, job)
+        return job
+
+    def get(self, request: VertexRequest) -> dict[str, Any]:
+        return responses.job(self.store.get(request.path, kind=self._kind(request.path)))
+
+    def list(self, request: VertexRequest) -> dict[str, Any]:
+        collection = request.path.rsplit("/", 1)[1]
+        jobs = self.store.list(collection, request.parent)
+        return responses.job_list(jobs, request.query, collection)
+
+    def cancel(self, request: VertexRequest) -> dict[str, Any]:
+        name = request.path.rsplit(":", 1)[0]
+        job = self.store.get(name, kind=self._kind(name))
+        if models.is_terminal(job):
+            raise failed_precondition(f"{name} is already in state {job['state']}; cannot cancel.")
+        self.executor.set_state(name, models.CANCELLING)
+        if not self.executor.stop(name, "cancel"):
+            self.executor.finish(name, Outcome(models.CANCELLED, models.CODE_CANCELLED, "CANCELED"))
+        return {}
+
+    def delete(self, request: VertexRequest) -> dict[str, Any]:
+        name = request.path
+        job = self.store.get(name, kind=self._kind(name))
+        if not models.is_terminal(job):
+            raise failed_precondition(
+                f"{name} is in state {job['state']}; cancel it before deleting it."
+            )
+        self.store.delete(name)
+        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
+        return self.backend.operations.finish(operation["name"])
+
+    @staticmethod
+    def _kind(name: str) -> str:
+        return "CustomJob" if "/customJobs/" in name else "HyperparameterTuningJob"
+
+
+def register(router: VertexRouter, backend: VertexBackend) -> TrainingArea:
+    area = TrainingArea(backend)
+    creators = {
+        models.CUSTOM_JOBS: area.create_custom_job,
+        models.TUNING_JOBS: area.create_tuning_job,
+    }
+    for collection, create in creators.items():
+        collection_path = f"{LOCATION}/{collection}"
+        job_path = f"{collection_path}/{{job}}"
+        router.route("POST", collection_path)(create)
+        router.route("GET", collection_path)(area.list)
+        router.route("GET", job_path)(area.get)
+        router.route("DELETE", job_path)(area.delete)
+        router.route("POST", f"{job_path}:cancel")(area.cancel)
+    return area

@@ -1,0 +1,6 @@
+from __future__ import annotations
+
+from trainers.custom_serving.server import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""`vertexkit compile` and `vertexkit run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from vertexkit import compiler, pipeline_registry, runner
+from vertexkit.pipeline_params import ParameterError
+from vertexkit.preflight import PreflightError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str) -> None:
+    """One clear line on stderr and a non-zero exit."""
+    err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def compile_command(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Built-in names or module:function refs (default: all built-ins)"),
+    ] = None,
+    image: Annotated[str | None, typer.Option(help="Runtime image for every component")] = None,
+    output_dir: Annotated[Path, typer.Option(help="Where the YAML goes")] = Path("compiled"),
+    check: Annotated[bool, typer.Option(help="Fail if the compiled YAML is stale")] = False,
+) -> None:
+    """Compile pipelines to KFP IR YAML (one file per pipeline)."""
+    stale = []
+    for name in names or sorted(pipeline_registry.BUILTIN_PIPELINES):
+        try:
+            result = compiler.compile_pipeline(name, output_dir, image=image, check=check)
+        except pipeline_registry.PipelineNotFound as exc:
+            fail(str(exc))
+        if check and result.stale:
+            stale.append(result)
+        verb = "stale" if check and result.stale else ("wrote" if result.stale else "fresh")
+        console.print(f"{verb:>6} {result.path}")
+    if stale:
+        for result in stale:
+            err_console.print(result.diff, highlight=False, markup=False)
+        fail(f"{len(stale)} compiled pipeline(s) are stale: run `vertexkit compile`")
+
+
+def run_command(
+    name: Annotated[str, typer.Argument(help="Built-in pipeline name or module:function")],
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="key=value (repeatable)")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Run every task again")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="Submit to Vertex AI Pipelines")] = False,
+    project: Annotated[str | None, typer.Option(help="GCP project (with --vertex)")] = None,
+    region: Annotated[str, typer.Option(help="Vertex region (with --vertex)")] = "us-central1",
+    pipeline_root: Annotated[str | None, typer.Option(help="gs:// root (with --vertex)")] = None,
+    service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
+    image: Annotated[str | None, typer.Option(help="Runtime image (with --vertex)")] = None,
+    home: Annotated[Path | None, typer.Option(help="Local cloud state directory")] = None,
+) -> None:
+    """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
+    try:
+        pipeline_yaml, params = runner.prepare(name, param or [], image=image)
+    except (ParameterError, PreflightError, pipeline_registry.PipelineNotFound) as exc:
+        fail(str(exc))
+    if vertex:
+        _submit_to_vertex(
+            name,
+            params,
+            pipeline_yaml,
+            project,
+            region,
+            pipeline_root,
+            service_account,
+            image,
+            not no_cache,
+        )
+        return
+    from vertexkit.cli.summary import summarize
+
+    try:
+        runner.run_local(
+            name,
+            params,
+            pipeline_yaml,
+            home=home,
+            enable_caching=not no_cache,
+            while_running=lambda run: summarize(console, run),
+        )
+    except PreflightError as exc:
+        fail(str(exc))
+    except RuntimeError as exc:
+        fail(f"pipeline {name!r} failed: {exc}")
+
+
+def _submit_to_vertex(
+    name: str,
+    params: dict,
+    pipeline_yaml: str,
+    project: str | None,
+    region: str,
+    pipeline_root: str | None,
+    service_account: str | None,
+    image: str | None,
+    caching: bool,
+) -> None:
+    if not project or not pipeline_root:
+        fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
+    warning = runner.image_warning(image)
+    if warning:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    try:
+        job = runner.build_vertex_job(
+            name, params, pipeline_yaml, project, region, pipeline_root, enable_caching=caching
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    job.submit(service_account=service_account)
+    console.print(f"submitted {job.resource_name}")
+    console.print(f"console: {job._dashboard_uri()}")
+    sys.stdout.flush()

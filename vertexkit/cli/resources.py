@@ -1,0 +1,112 @@
+"""`vertexkit models list`, `vertexkit endpoints list`, `vertexkit predict`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vertexkit.cli.cloud import cloud_for_command
+
+console = Console()
+models_app = typer.Typer(no_args_is_help=True, help="Models in the Model Registry.")
+endpoints_app = typer.Typer(no_args_is_help=True, help="Endpoints and their deployed models.")
+
+ProjectOption = Annotated[str | None, typer.Option(help="GCP project (default: local cloud)")]
+RegionOption = Annotated[str | None, typer.Option(help="Vertex region")]
+HomeOption = Annotated[Path | None, typer.Option(help="Local cloud state directory")]
+
+
+@models_app.command("list")
+def list_models(
+    project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
+) -> None:
+    """Every model version: name, version, aliases, created."""
+    from google.cloud import aiplatform
+
+    with cloud_for_command(project, region, home):
+        table = Table("display name", "resource name", "version", "aliases", "created")
+        for model in aiplatform.Model.list():
+            for version in model.versioning_registry.list_versions():
+                table.add_row(
+                    model.display_name,
+                    model.resource_name,
+                    str(version.version_id),
+                    ", ".join(version.version_aliases or []),
+                    str(version.version_create_time)[:19],
+                )
+        console.print(table)
+
+
+@endpoints_app.command("list")
+def list_endpoints(
+    project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
+) -> None:
+    """Every endpoint with its deployed models and traffic split."""
+    from google.cloud import aiplatform
+
+    with cloud_for_command(project, region, home):
+        table = Table("display name", "resource name", "deployed model", "model", "traffic")
+        for endpoint in aiplatform.Endpoint.list():
+            split = endpoint.traffic_split or {}
+            deployed = endpoint.list_models() or [None]
+            for model in deployed:
+                table.add_row(
+                    endpoint.display_name,
+                    endpoint.resource_name,
+                    model.id if model else "-",
+                    f"{model.model}@{model.model_version_id}" if model else "-",
+                    f"{split.get(model.id, 0)}%" if model else "-",
+                )
+        console.print(table)
+
+
+def _load_instances(instances: str) -> list[Any]:
+    path = Path(instances)
+    text = path.read_text() if path.exists() else instances
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"--instances is neither a file nor JSON: {exc}") from exc
+    if isinstance(value, dict) and "instances" in value:
+        value = value["instances"]
+    if not isinstance(value, list):
+        raise typer.BadParameter("--instances must be a JSON list (or {'instances': [...]})")
+    return value
+
+
+def predict(
+    endpoint: Annotated[str, typer.Argument(help="Endpoint resource name, ID or display name")],
+    instances: Annotated[str, typer.Option(help="A JSON file or inline JSON list of instances")],
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Send instances to an endpoint and print the predictions."""
+    from google.cloud import aiplatform
+
+    rows = _load_instances(instances)
+    with cloud_for_command(project, region, home):
+        matches = [
+            e
+            for e in aiplatform.Endpoint.list()
+            if endpoint in (e.display_name, e.name, e.resource_name)
+        ]
+        if not matches:
+            raise typer.BadParameter(f"no endpoint named {endpoint!r}", param_hint="ENDPOINT")
+        response = matches[-1].predict(instances=rows)
+        console.print_json(
+            json.dumps(
+                {
+                    "predictions": list(response.predictions),
+                    "deployedModelId": response.deployed_model_id,
+                    "model": response.model_resource_name,
+                    "modelVersionId": response.model_version_id,
+                },
+                default=str,
+            )
+        )

@@ -1,0 +1,234 @@
+"""`vertexkit schedule create|list|pause|resume|delete` and `vertexkit runs list|show`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from google.api_core import exceptions
+from rich.console import Console
+from rich.table import Table
+
+from vertexkit import pipeline_registry, runner, scheduling
+from vertexkit.cli.cloud import cloud_for_command
+from vertexkit.cli.pipelines import fail
+from vertexkit.context import VERTEX_ENV
+from vertexkit.pipeline_params import ParameterError
+
+schedule_app = typer.Typer(no_args_is_help=True, help="Recurring pipeline runs.")
+runs_app = typer.Typer(no_args_is_help=True, help="Pipeline runs (pipeline jobs).")
+console = Console()
+err_console = Console(stderr=True)
+
+ProjectOption = Annotated[str | None, typer.Option(help="GCP project (Vertex AI)")]
+RegionOption = Annotated[str | None, typer.Option(help="Vertex region")]
+HomeOption = Annotated[Path | None, typer.Option(help="Local cloud state directory")]
+
+
+@schedule_app.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="Built-in pipeline name or module:function")],
+    cron: Annotated[str, typer.Option(help="5-field cron, optional CRON_TZ=Zone prefix")],
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="key=value (repeatable)")
+    ] = None,
+    start_time: Annotated[str | None, typer.Option(help="RFC 3339; default now")] = None,
+    end_time: Annotated[str | None, typer.Option(help="RFC 3339; default never")] = None,
+    max_run_count: Annotated[int | None, typer.Option(help="Stop after this many runs")] = None,
+    max_concurrent_run_count: Annotated[int, typer.Option(help="Runs at once")] = 1,
+    allow_queueing: Annotated[bool, typer.Option(help="Queue a run when all slots are busy")] = (
+        False
+    ),
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Run every task again")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="Schedule on Vertex AI")] = False,
+    project: ProjectOption = None,
+    region: Annotated[str, typer.Option(help="Vertex region (with --vertex)")] = "us-central1",
+    pipeline_root: Annotated[str | None, typer.Option(help="gs:// root (with --vertex)")] = None,
+    service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
+    image: Annotated[str | None, typer.Option(help="Runtime image for the components")] = None,
+    kfp_host: Annotated[str | None, typer.Option(help="Kubeflow Pipelines host URL")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Schedule a pipeline: on the local cloud by default, --vertex, or --kfp-host URL."""
+    timing = scheduling.Timing(
+        cron=cron,
+        start_time=start_time,
+        end_time=end_time,
+        max_run_count=max_run_count,
+        max_concurrent_run_count=max_concurrent_run_count,
+        allow_queueing=allow_queueing,
+    )
+    try:
+        timing.validate()
+        pipeline_yaml, params = runner.prepare(name, param or [], image=image)
+    except (scheduling.ScheduleError, ParameterError, pipeline_registry.PipelineNotFound) as exc:
+        fail(str(exc))
+    work_dir = (home or Path(".vertexkit")) / "scheduled"
+    if kfp_host:
+        _create_on_kfp(kfp_host, name, pipeline_yaml, params, timing, work_dir)
+    elif vertex:
+        if not project or not pipeline_root:
+            fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
+        job = runner.build_vertex_job(
+            name, params, pipeline_yaml, project, region, pipeline_root, not no_cache, work_dir
+        )
+        schedule = scheduling.create_vertex(job, name, timing, service_account)
+        console.print(f"created {schedule.resource_name} ({cron})")
+    else:
+        _create_locally(name, pipeline_yaml, params, timing, work_dir, not no_cache, home)
+
+
+def _create_locally(
+    name: str,
+    pipeline_yaml: str,
+    params: dict[str, Any],
+    timing: scheduling.Timing,
+    work_dir: Path,
+    caching: bool,
+    home: Path | None,
+) -> None:
+    running = bool(os.environ.get(VERTEX_ENV))
+    with cloud_for_command(home=home) as context:
+        schedule = scheduling.create_local(
+            context, name, pipeline_yaml, params, timing, work_dir, caching
+        )
+        console.print(f"created {schedule.resource_name} ({timing.cron})")
+    if not running:
+        err_console.print(
+            "note: no `vertexkit local up` is running; this schedule fires only while "
+            "`vertexkit local up` runs (with the same VERTEXKIT_HOME)"
+        )
+
+
+def _create_on_kfp(
+    host: str,
+    name: str,
+    pipeline_yaml: str,
+    params: dict[str, Any],
+    timing: scheduling.Timing,
+    work_dir: Path,
+) -> None:
+    recurring_run, note = scheduling.create_kfp(host, name, pipeline_yaml, params, timing, work_dir)
+    err_console.print(f"note: {note}")
+    console.print(f"created recurring run {recurring_run.recurring_run_id} on {host}")
+
+
+@schedule_app.command("list")
+def list_command(
+    project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
+) -> None:
+    """List schedules with their state, next run time and started runs."""
+    with cloud_for_command(project, region, home) as context:
+        table = Table("name", "cron", "state", "next run", "runs")
+        table.add_column("id", no_wrap=True)  # the id is what pause/resume/delete take
+        for item in scheduling.list_schedules(context):
+            next_run = item.next_run_time.isoformat() if item.next_run_time else "-"
+            table.add_row(
+                item.display_name,
+                item.cron,
+                item.state.name,
+                next_run,
+                str(item.started_run_count),
+                item.name.rsplit("/", 1)[-1],
+            )
+        console.print(table)
+
+
+def _manage(
+    action: str,
+    schedule: str,
+    project: str | None,
+    region: str | None,
+    home: Path | None,
+    **kwargs: Any,
+) -> None:
+    with cloud_for_command(project, region, home) as context:
+        try:
+            getattr(scheduling, action)(context, schedule, **kwargs)
+        except (exceptions.NotFound, exceptions.BadRequest, exceptions.FailedPrecondition) as exc:
+            fail(exc.message)
+    console.print(f"{action}d {schedule}" if action != "pause" else f"paused {schedule}")
+
+
+@schedule_app.command("pause")
+def pause(
+    schedule: str,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Pause a schedule (its running jobs continue)."""
+    _manage("pause", schedule, project, region, home)
+
+
+@schedule_app.command("resume")
+def resume(
+    schedule: str,
+    catch_up: Annotated[bool, typer.Option(help="Run the times missed while paused")] = False,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Resume a paused schedule; --catch-up runs the missed times."""
+    _manage("resume", schedule, project, region, home, catch_up=catch_up)
+
+
+@schedule_app.command("delete")
+def delete(
+    schedule: str,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Delete a schedule (its past runs stay)."""
+    _manage("delete", schedule, project, region, home)
+
+
+@runs_app.command("list")
+def runs_list(
+    schedule: Annotated[str | None, typer.Option(help="Only the runs of this schedule")] = None,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """List pipeline runs, newest first."""
+    with cloud_for_command(project, region, home) as context:
+        table = Table("state", "created", "ended")
+        table.add_column("run", no_wrap=True)
+        for job in scheduling.list_runs(context, schedule):
+            table.add_row(
+                job.state.name.removeprefix("PIPELINE_STATE_"),
+                job.create_time.isoformat() if job.create_time else "-",
+                job.end_time.isoformat() if job.end_time else "-",
+                job.name.rsplit("/", 1)[-1],
+            )
+        console.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run: str, project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
+) -> None:
+    """Show one run: state, error and each task's state and timing."""
+    with cloud_for_command(project, region, home) as context:
+        try:
+            job = scheduling.get_run(context, run)
+        except exceptions.NotFound as exc:
+            fail(exc.message)
+        console.print(f"{job.name}\nstate: {job.state.name}")
+        if job.error.message:
+            console.print(f"error: {job.error.message}", highlight=False, markup=False)
+        table = Table("task", "state", "start", "end")
+        for task in job.job_detail.task_details:
+            table.add_row(
+                task.task_name,
+                task.state.name,
+                task.start_time.isoformat() if task.start_time else "-",
+                task.end_time.isoformat() if task.end_time else "-",
+            )
+        console.print(table)
+        for task in job.job_detail.task_details:
+            if task.error.message:
+                console.print(f"{task.task_name}: {task.error.message}", markup=False)

@@ -1,0 +1,85 @@
+"""What `vertexkit run` prints at the end: the model version, its metrics, the comparison's
+decision, the endpoint and a sample prediction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from vertexkit.runner import LocalRun
+
+
+def summarize(console: Console, run: LocalRun) -> None:
+    """Prints the run's summary; called while the local cloud still serves the endpoint."""
+    outputs = run.outputs
+    table = Table(title=f"{run.name}: finished in {run.seconds:.1f} s", show_header=False)
+    model = outputs.get("model")
+    if model is not None:
+        table.add_row("model version", model.metadata.get("resourceName", model.uri))
+    metrics = outputs.get("metrics")
+    if metrics is not None:
+        shown = {k: v for k, v in metrics.metadata.items() if isinstance(v, (int, float))}
+        table.add_row("metrics", ", ".join(f"{k}={v:.4g}" for k, v in sorted(shown.items())))
+    if "decision" in outputs:
+        verdict = "promoted" if outputs.get("promoted") else "kept the champion"
+        table.add_row("decision", f"{verdict}: {outputs['decision']}")
+    table.add_row("artifacts", f"{run.pipeline_root}/")
+    endpoint = _endpoint(run)
+    if endpoint is not None:
+        table.add_row("endpoint", endpoint.resource_name)
+        instance, prediction = _sample_prediction(run, endpoint)
+        if instance is not None:
+            table.add_row("sample instance", json.dumps(instance, default=str))
+            table.add_row("prediction", json.dumps(prediction, default=str))
+    console.print(table)
+
+
+def _endpoint(run: LocalRun) -> Any | None:
+    from google.cloud import aiplatform
+
+    name = run.params.get("endpoint_display_name")
+    if not name:
+        return None
+    run.context.init_aiplatform()
+    endpoints = aiplatform.Endpoint.list(filter=f'display_name="{name}"')
+    return endpoints[-1] if endpoints else None
+
+
+def _sample_prediction(run: LocalRun, endpoint: Any) -> tuple[list | None, Any]:
+    """The first test row, in the deployed model's feature order, sent to the endpoint."""
+    import pandas as pd
+
+    test_data = run.outputs.get("test_data")
+    deployed = endpoint.list_models()
+    if test_data is None or not deployed:
+        return None, None
+    model_dir = _model_dir(run, deployed[0])
+    columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
+    filesystem = run.context.gcs_filesystem()
+    shards = filesystem.glob(test_data.uri)  # the export writes `data-*.parquet` shards
+    if not shards:
+        return None, None
+    with filesystem.open(shards[0], "rb") as handle:
+        frame = pd.read_parquet(handle)
+    row = frame.iloc[0]
+    instance = [
+        None if pd.isna(row[c]) else row[c].item() if hasattr(row[c], "item") else row[c]
+        for c in columns
+    ]
+    response = endpoint.predict(instances=[instance])
+    return instance, response.predictions[0]
+
+
+def _model_dir(run: LocalRun, deployed_model: Any) -> str:
+    from google.cloud import aiplatform
+
+    version = f"{deployed_model.model}@{deployed_model.model_version_id}"
+    return aiplatform.Model(version).uri.rstrip("/")
+
+
+def _read_text(run: LocalRun, uri: str) -> str:
+    bucket, _, name = uri.removeprefix("gs://").partition("/")
+    return run.context.storage_client().bucket(bucket).blob(name).download_as_text()

@@ -1,0 +1,564 @@
+"""Query, load, extract and copy jobs. Each runs to completion in one transaction and is stored
+DONE, with `errorResult` when it failed (BigQuery's job model: the insert succeeds, the job fails).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import fnmatch
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from vertexkit.local.bigquery.models import (
+    RESULTS_DATASET,
+    Duplicate,
+    NotFound,
+    Warehouse,
+    dataset_not_found,
+    table_not_found,
+)
+from vertexkit.local.bigquery.responses import (
+    LOCATION,
+    field_to_duckdb,
+    quote,
+)
+from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal, translate
+
+WRITE_DISPOSITIONS = ("WRITE_TRUNCATE", "WRITE_APPEND", "WRITE_EMPTY")
+CREATE_DISPOSITIONS = ("CREATE_IF_NEEDED", "CREATE_NEVER")
+LOAD_FORMATS = ("CSV", "NEWLINE_DELIMITED_JSON", "PARQUET")
+EXTRACT_FORMATS = {"CSV": "csv", "NEWLINE_DELIMITED_JSON": "json", "PARQUET": "parquet"}
+EXTRACT_COMPRESSIONS = {
+    "CSV": ("NONE", "GZIP"),
+    "NEWLINE_DELIMITED_JSON": ("NONE", "GZIP"),
+    "PARQUET": ("NONE", "SNAPPY", "GZIP", "ZSTD"),
+}
+SHARD_BYTES = 1 << 30  # BigQuery writes at most 1 GB per exported file
+
+
+class JobRunner:
+    def __init__(self, warehouse: Warehouse, storage: Any) -> None:
+        self.warehouse = warehouse
+        self.storage = storage
+
+    # -- entry point --------------------------------------------------------------------------
+    def run(self, project: str, job: dict[str, Any], upload: Path | None = None) -> dict:
+        """Runs a job resource to DONE and stores it. Bad configuration raises before storing."""
+        config = job.setdefault("configuration", {})
+        kind = next((k for k in ("query", "load", "extract", "copy") if k in config), None)
+        if kind is None:
+            raise QueryError(
+                "Job configuration needs one of: query, load, extract, copy", "invalid"
+            )
+        config["jobType"] = kind.upper()
+        _validate_dispositions(config[kind])
+        started = time.time()
+        statistics: dict[str, Any] = {}
+        status: dict[str, Any] = {"state": "DONE"}
+        try:
+            handler = getattr(self, f"_{kind}")
+            statistics[kind] = handler(project, config[kind], job, upload)
+        except QueryError as error:
+            status["errorResult"] = {"reason": error.reason, "message": error.message}
+            status["errors"] = [status["errorResult"]]
+        except duckdb.Error as error:
+            message = _duckdb_message(error)
+            status["errorResult"] = {"reason": _duckdb_reason(error), "message": message}
+            status["errors"] = [status["errorResult"]]
+        finally:
+            if upload is not None:
+                upload.unlink(missing_ok=True)
+        finished = time.time()
+        job["status"] = status
+        job["statistics"] = {
+            "creationTime": str(int(started * 1000)),
+            "startTime": str(int(started * 1000)),
+            "endTime": str(int(finished * 1000)),
+            **statistics,
+        }
+        job_id = job["jobReference"]["jobId"]
+        job["id"] = f"{project}:{LOCATION}.{job_id}"
+        self.warehouse.put_job(project, job_id, job)
+        return job
+
+    # -- query ----------------------------------------------------------------------------------
+    def _query(self, project: str, config: dict, job: dict, _: Path | None) -> dict:
+        if config.get("useLegacySql") is True:
+            raise QueryError(
+                "Legacy SQL is not supported by the local BigQuery; set useLegacySql to false",
+                "invalid",
+            )
+        if not str(config.get("query") or "").strip():
+            raise QueryError("Missing query text (configuration.query.query)", "invalid")
+        default = config.get("defaultDataset") or None
+        default_dataset = (
+            (default.get("projectId") or project, default["datasetId"]) if default else None
+        )
+        translation = translate(config["query"], project, default_dataset)
+        params = query_parameters(config)
+        stats: dict[str, Any] = {
+            "statementType": translation.statement_type,
+            "totalBytesProcessed": "0",
+            "totalBytesBilled": "0",
+            "cacheHit": False,
+        }
+        if translation.statement_type == "SELECT":
+            destination = self._destination(project, config, job)
+        with self.warehouse.transaction() as cur:
+            for name in translation.read_tables:
+                self.warehouse.require_table(cur, name)
+            if translation.statement_type == "SELECT":
+                self._write_select(cur, destination, translation.sql, params, config)
+                stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
+                stats["totalRows"] = str(self.warehouse.count_rows(cur, destination))
+            elif translation.statement_type.startswith(("CREATE", "DROP")):
+                stats.update(self._ddl(cur, translation, params))
+            else:
+                target = translation.target
+                assert target is not None
+                self.warehouse.require_table(cur, target)
+                affected = cur.execute(translation.sql, params).fetchone()
+                self.warehouse.touch_table(cur, target)
+                stats["numDmlAffectedRows"] = str(affected[0] if affected else 0)
+                stats["dmlStats"] = {
+                    _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
+                }
+        return stats
+
+    def _destination(self, project: str, config: dict, job: dict) -> TableName:
+        table = config.get("destinationTable")
+        if table:
+            return _table_name(table, project)
+        self.warehouse.create_dataset(project, RESULTS_DATASET, {}, exists_ok=True)
+        job_id = job["jobReference"]["jobId"]
+        name = TableName(project, RESULTS_DATASET, f"anon_{job_id}")
+        config["destinationTable"] = _table_reference(name)
+        return name
+
+    def _write_select(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        destination: TableName,
+        sql: str,
+        params: Any,
+        config: dict,
+    ) -> None:
+        write = config.get("writeDisposition") or "WRITE_EMPTY"
+        create = config.get("createDisposition") or "CREATE_IF_NEEDED"
+        if not self.warehouse.dataset_exists(cur, destination.project, destination.dataset):
+            raise dataset_not_found(destination.project, destination.dataset)
+        exists = self.warehouse.table_kind(cur, destination) is not None
+        if not exists and create == "CREATE_NEVER":
+            raise table_not_found(destination)
+        if exists and write == "WRITE_APPEND":
+            cur.execute(f"INSERT INTO {destination.sql} BY NAME ({sql})", params)
+        else:
+            if exists and write == "WRITE_EMPTY" and self.warehouse.count_rows(cur, destination):
+                raise Duplicate(f"Already Exists: Table {destination.bigquery_id}")
+            cur.execute(f"CREATE OR REPLACE TABLE {destination.sql} AS ({sql})", params)
+        self.warehouse.touch_table(cur, destination)
+
+    def _ddl(self, cur: duckdb.DuckDBPyConnection, translation: Any, params: Any) -> dict:
+        target: TableName = translation.target
+        kind = self.warehouse.table_kind(cur, target)
+        if translation.statement_type.startswith("DROP"):
+            if kind is None:
+                if translation.if_exists:
+                    return {
+                        "ddlOperationPerformed": "SKIP",
+                        "ddlTargetTable": _table_reference(target),
+                    }
+                raise table_not_found(target)
+            self.warehouse.drop_table(cur, target)
+            return {"ddlOperationPerformed": "DROP", "ddlTargetTable": _table_reference(target)}
+        if not self.warehouse.dataset_exists(cur, target.project, target.dataset):
+            raise dataset_not_found(target.project, target.dataset)
+        operation = "CREATE"
+        if kind is not None:
+            if translation.if_not_exists:
+                return {"ddlOperationPerformed": "SKIP", "ddlTargetTable": _table_reference(target)}
+            if not translation.replace:
+                raise Duplicate(f"Already Exists: Table {target.bigquery_id}")
+            operation = "REPLACE"
+            if kind == "VIEW" and translation.create_kind == "TABLE":
+                cur.execute(f"DROP VIEW {target.sql}")
+            if kind == "TABLE" and translation.create_kind == "VIEW":
+                cur.execute(f"DROP TABLE {target.sql}")
+        cur.execute(translation.sql, params)
+        self.warehouse.drop_table_extras(cur, target)
+        extras = {"view": {"query": ""}} if translation.create_kind == "VIEW" else {}
+        self.warehouse.touch_table(cur, target, extras)
+        return {"ddlOperationPerformed": operation, "ddlTargetTable": _table_reference(target)}
+
+    # -- load ------------------------------------------------------------------------------------
+    def _load(self, project: str, config: dict, _: dict, upload: Path | None) -> dict:
+        source_format = (config.get("sourceFormat") or "CSV").upper()
+        if source_format not in LOAD_FORMATS:
+            raise QueryError(
+                f"sourceFormat {source_format!r} is unsupported locally; allowed: "
+                + ", ".join(LOAD_FORMATS),
+                "invalid",
+            )
+        if "destinationTable" not in config:
+            raise QueryError("Load job needs configuration.load.destinationTable", "invalid")
+        destination = _table_name(config["destinationTable"], project)
+        staged = [upload] if upload else self._stage_uris(config.get("sourceUris") or [])
+        try:
+            with self.warehouse.transaction() as cur:
+                rows = self._load_files(cur, destination, staged, source_format, config)
+        finally:
+            if not upload:
+                for path in staged:
+                    path.unlink(missing_ok=True)
+        return {
+            "inputFiles": str(len(staged)),
+            "inputFileBytes": "0",
+            "outputRows": str(rows),
+            "badRecords": "0",
+        }
+
+    def _stage_uris(self, uris: list[str]) -> list[Path]:
+        """gs:// URIs (with `*` wildcards) -> hard links in the staging area DuckDB may read."""
+        if not uris:
+            raise QueryError("Load job needs sourceUris or an uploaded file", "invalid")
+        staged: list[Path] = []
+        try:
+            for uri in uris:
+                for path in self._resolve_uri(uri):
+                    link = self.warehouse.staging_path(path.suffix)
+                    try:
+                        os.link(path, link)
+                    except OSError:
+                        shutil.copyfile(path, link)
+                    staged.append(link)
+        except BaseException:
+            for link in staged:
+                link.unlink(missing_ok=True)
+            raise
+        return staged
+
+    def _resolve_uri(self, uri: str) -> list[Path]:
+        bucket, name = _split_gs_uri(uri)
+        if "*" not in name:
+            path = self.storage.object_path(bucket, name)
+            if not path.is_file():
+                raise NotFound(f"Not found: URI {uri}")
+            return [path]
+        prefix = name.split("*", 1)[0]
+        matches = [
+            self.storage.object_path(bucket, found)
+            for found in self.storage.list_objects(bucket, prefix)
+            if fnmatch.fnmatchcase(found, name)
+        ]
+        if not matches:
+            raise NotFound(f"Not found: URI {uri}")
+        return matches
+
+    def _load_files(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        destination: TableName,
+        files: list[Path],
+        source_format: str,
+        config: dict,
+    ) -> int:
+        if not self.warehouse.dataset_exists(cur, destination.project, destination.dataset):
+            raise dataset_not_found(destination.project, destination.dataset)
+        exists = self.warehouse.table_kind(cur, destination) is not None
+        write = config.get("writeDisposition") or "WRITE_APPEND"
+        create = config.get("createDisposition") or "CREATE_IF_NEEDED"
+        if not exists and create == "CREATE_NEVER":
+            raise table_not_found(destination)
+        fields = (config.get("schema") or {}).get("fields") or None
+        if fields is None and exists and not config.get("autodetect"):
+            fields = self.warehouse.table_schema(cur, destination)
+        if fields is None and source_format != "PARQUET" and not config.get("autodetect"):
+            raise QueryError(
+                "No schema specified on job or table (set schema or autodetect)", "invalid"
+            )
+        source = _reader_sql(files, source_format, config, fields)
+        if exists and write == "WRITE_EMPTY" and self.warehouse.count_rows(cur, destination):
+            raise Duplicate(f"Already Exists: Table {destination.bigquery_id}")
+        before = 0
+        if exists and write == "WRITE_APPEND":
+            before = self.warehouse.count_rows(cur, destination)
+            cur.execute(f"INSERT INTO {destination.sql} BY NAME {source}")
+        elif fields is not None:
+            self.warehouse.create_table(cur, destination, fields, replace=True)
+            cur.execute(f"INSERT INTO {destination.sql} BY NAME {source}")
+        else:
+            cur.execute(f"CREATE OR REPLACE TABLE {destination.sql} AS {source}")
+            self.warehouse.drop_table_extras(cur, destination)
+        self.warehouse.touch_table(cur, destination)
+        return self.warehouse.count_rows(cur, destination) - before
+
+    # -- extract -------------------------------------------------------------------------------
+    def _extract(self, project: str, config: dict, _: dict, __: Path | None) -> dict:
+        source = _table_name(config.get("sourceTable") or {}, project)
+        uris = config.get("destinationUris") or (
+            [config["destinationUri"]] if config.get("destinationUri") else []
+        )
+        if not uris:
+            raise QueryError("Extract job needs destinationUris", "invalid")
+        if len(uris) > 1:
+            raise QueryError("Only one destination URI per extract job is supported", "invalid")
+        file_format = (config.get("destinationFormat") or "CSV").upper()
+        if file_format not in EXTRACT_FORMATS:
+            raise QueryError(
+                f"destinationFormat {file_format!r} is unsupported locally; allowed: "
+                + ", ".join(EXTRACT_FORMATS),
+                "invalid",
+            )
+        compression = (config.get("compression") or "NONE").upper()
+        if compression not in EXTRACT_COMPRESSIONS[file_format]:
+            allowed = ", ".join(EXTRACT_COMPRESSIONS[file_format])
+            raise QueryError(
+                f"compression {compression!r} is not valid for {file_format}; allowed: {allowed}",
+                "invalid",
+            )
+        bucket, name = _split_gs_uri(uris[0])
+        if not self.storage.object_path(bucket, "probe").parent.is_dir():
+            raise NotFound(f"Not found: Bucket {bucket}")
+        cur = self.warehouse.cursor()
+        try:
+            self.warehouse.require_table(cur, source)
+            options = _copy_options(file_format, compression, config)
+            written = self._copy_out(cur, source, name, options)
+        finally:
+            cur.close()
+        for index, path in enumerate(written):
+            target = name.replace("*", f"{index:012d}") if "*" in name else name
+            object_path = self.storage.object_path(bucket, target)
+            object_path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, object_path)
+        return {"destinationUriFileCounts": [str(len(written))]}
+
+    def _copy_out(
+        self, cur: duckdb.DuckDBPyConnection, source: TableName, name: str, options: str
+    ) -> list[Path]:
+        """COPY into the staging area (DuckDB's parallel writers); several files only for `*`."""
+        if "*" not in name:
+            path = self.warehouse.staging_path()
+            cur.execute(f"COPY {source.sql} TO {quote_literal(str(path))} ({options})")
+            return [path]
+        directory = self.warehouse.staging_path()
+        cur.execute(
+            f"COPY {source.sql} TO {quote_literal(str(directory))} "
+            f"({options}, FILE_SIZE_BYTES {SHARD_BYTES}, FILENAME_PATTERN 'part_{{i}}')"
+        )
+        files = sorted(directory.iterdir(), key=lambda p: int(p.name.split("_")[1].split(".")[0]))
+        staged = []
+        for path in files:
+            moved = self.warehouse.staging_path()
+            os.replace(path, moved)
+            staged.append(moved)
+        directory.rmdir()
+        return staged
+
+    # -- copy ------------------------------------------------------------------------------------
+    def _copy(self, project: str, config: dict, _: dict, __: Path | None) -> dict:
+        sources = config.get("sourceTables") or (
+            [config["sourceTable"]] if config.get("sourceTable") else []
+        )
+        if not sources or "destinationTable" not in config:
+            raise QueryError("Copy job needs sourceTables and destinationTable", "invalid")
+        names = [_table_name(source, project) for source in sources]
+        destination = _table_name(config["destinationTable"], project)
+        union = " UNION ALL BY NAME ".join(f"SELECT * FROM {name.sql}" for name in names)
+        with self.warehouse.transaction() as cur:
+            for name in names:
+                self.warehouse.require_table(cur, name)
+            copy_config = {"writeDisposition": "WRITE_EMPTY", **config}
+            self._write_select(cur, destination, union, None, copy_config)
+            extras = self.warehouse.table_extras(cur, names[0]).get("schema")
+            if extras:
+                self.warehouse.touch_table(cur, destination, {"schema": extras})
+        return {}
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _validate_dispositions(config: dict) -> None:
+    for key, allowed in (
+        ("writeDisposition", WRITE_DISPOSITIONS),
+        ("createDisposition", CREATE_DISPOSITIONS),
+    ):
+        value = config.get(key)
+        if value and value not in allowed:
+            raise QueryError(f"Invalid {key} {value!r}; allowed: {', '.join(allowed)}", "invalid")
+
+
+def _dml_stat(statement_type: str) -> str:
+    return {"INSERT": "insertedRowCount", "DELETE": "deletedRowCount"}.get(
+        statement_type, "updatedRowCount"
+    )
+
+
+def _table_name(reference: dict, project: str) -> TableName:
+    try:
+        return TableName(
+            reference.get("projectId") or project, reference["datasetId"], reference["tableId"]
+        )
+    except KeyError as error:
+        raise QueryError(f"Table reference is missing {error.args[0]}", "invalid") from error
+
+
+def _table_reference(name: TableName) -> dict:
+    return {"projectId": name.project, "datasetId": name.dataset, "tableId": name.table}
+
+
+def _split_gs_uri(uri: str) -> tuple[str, str]:
+    if not uri.startswith("gs://") or "/" not in uri[5:]:
+        raise QueryError(f"Invalid URI {uri!r}: expected gs://bucket/object", "invalid")
+    bucket, _, name = uri[5:].partition("/")
+    if not bucket or not name:
+        raise QueryError(f"Invalid URI {uri!r}: expected gs://bucket/object", "invalid")
+    return bucket, name
+
+
+def _reader_sql(
+    files: list[Path], source_format: str, config: dict, fields: list[dict] | None
+) -> str:
+    paths = "[" + ", ".join(quote_literal(str(path)) for path in files) + "]"
+    columns = (
+        "{"
+        + ", ".join(
+            f"{quote_literal(f['name'])}: {quote_literal(field_to_duckdb(f))}" for f in fields
+        )
+        + "}"
+        if fields
+        else None
+    )
+    if source_format == "PARQUET":
+        if not fields:
+            return f"SELECT * FROM read_parquet({paths})"
+        casts = ", ".join(
+            f"CAST({quote(f['name'])} AS {field_to_duckdb(f)}) AS {quote(f['name'])}"
+            for f in fields
+        )
+        return f"SELECT {casts} FROM read_parquet({paths})"
+    if source_format == "NEWLINE_DELIMITED_JSON":
+        schema = f", columns = {columns}" if columns else ""
+        return f"SELECT * FROM read_json({paths}, format = 'newline_delimited'{schema})"
+    options = [f"delim = {quote_literal(config.get('fieldDelimiter') or ',')}"]
+    if config.get("quote") is not None:
+        options.append(f"quote = {quote_literal(config['quote'])}")
+    if config.get("nullMarker") is not None:
+        options.append(f"nullstr = {quote_literal(config['nullMarker'])}")
+    skip = int(config.get("skipLeadingRows") or 0)
+    if columns:
+        options += [f"columns = {columns}", "header = false", f"skip = {skip}"]
+    elif skip:
+        options += ["header = true", f"skip = {skip - 1}"]
+    return f"SELECT * FROM read_csv({paths}, {', '.join(options)})"
+
+
+def _copy_options(file_format: str, compression: str, config: dict) -> str:
+    options = [f"FORMAT {EXTRACT_FORMATS[file_format]}"]
+    if file_format == "PARQUET":
+        options.append(f"COMPRESSION {'uncompressed' if compression == 'NONE' else compression}")
+    elif compression == "GZIP":
+        options.append("COMPRESSION gzip")
+    if file_format == "CSV":
+        options.append(f"HEADER {'false' if config.get('printHeader') is False else 'true'}")
+        delimiter = config.get("fieldDelimiter")
+        if delimiter:
+            options.append(f"DELIMITER {quote_literal(delimiter)}")
+    return ", ".join(options)
+
+
+def _duckdb_message(error: duckdb.Error) -> str:
+    text = str(error).strip()
+    for prefix in ("Binder Error: ", "Parser Error: ", "Catalog Error: ", "Conversion Error: "):
+        text = text.replace(prefix, "")
+    first = text.splitlines()[0] if text else type(error).__name__
+    if "Referenced column" in first and "not found" in first:
+        column = first.split('"')[1] if '"' in first else first
+        return f"Unrecognized name: {column}; {first}"
+    return first
+
+
+def _duckdb_reason(error: duckdb.Error) -> str:
+    if isinstance(error, duckdb.CatalogException) and "does not exist" in str(error):
+        return "notFound" if "Table" in str(error) else "invalidQuery"
+    return "invalidQuery"
+
+
+# -- query parameters ------------------------------------------------------------------------------
+def query_parameters(config: dict) -> Any:
+    """BigQuery queryParameters -> DuckDB bind values (dict for named, list for positional)."""
+    parameters = config.get("queryParameters") or []
+    if not parameters:
+        return None
+    mode = (config.get("parameterMode") or "").upper()
+    named = mode == "NAMED" or (not mode and all(p.get("name") for p in parameters))
+    if named:
+        values = {}
+        for parameter in parameters:
+            if not parameter.get("name"):
+                raise QueryError("Named parameter mode needs a name on every parameter", "invalid")
+            values[parameter["name"]] = _parameter_value(
+                parameter.get("parameterType") or {}, parameter.get("parameterValue") or {}
+            )
+        return values
+    return [
+        _parameter_value(p.get("parameterType") or {}, p.get("parameterValue") or {})
+        for p in parameters
+    ]
+
+
+def _parameter_value(kind: dict, value: dict) -> Any:
+    type_name = str(kind.get("type", "")).upper()
+    if type_name == "ARRAY":
+        return [
+            _parameter_value(kind.get("arrayType") or {}, item)
+            for item in value.get("arrayValues") or []
+        ]
+    if type_name == "STRUCT":
+        struct_values = value.get("structValues") or {}
+        return {
+            member["name"]: _parameter_value(member["type"], struct_values.get(member["name"], {}))
+            for member in kind.get("structTypes") or []
+        }
+    raw = value.get("value")
+    if raw is None:
+        return None
+    converters = {
+        "INT64": int,
+        "INTEGER": int,
+        "FLOAT64": float,
+        "FLOAT": float,
+        "NUMERIC": decimal.Decimal,
+        "BIGNUMERIC": decimal.Decimal,
+        "BOOL": lambda text: str(text).lower() == "true",
+        "BOOLEAN": lambda text: str(text).lower() == "true",
+        "STRING": str,
+        "BYTES": base64.b64decode,
+        "DATE": datetime.date.fromisoformat,
+        "DATETIME": lambda text: datetime.datetime.fromisoformat(text.replace(" ", "T")),
+        "TIME": datetime.time.fromisoformat,
+        "TIMESTAMP": _parse_timestamp,
+        "JSON": str,
+    }
+    if type_name not in converters:
+        raise QueryError(
+            f"Unsupported query parameter type {type_name!r}; allowed: "
+            + ", ".join(sorted({*converters, "ARRAY", "STRUCT"})),
+            "invalid",
+        )
+    try:
+        return converters[type_name](raw)
+    except (ValueError, decimal.InvalidOperation) as error:
+        raise QueryError(f"Invalid {type_name} parameter value {raw!r}", "invalid") from error
+
+
+def _parse_timestamp(text: str) -> datetime.datetime:
+    cleaned = text.replace(" UTC", "+00:00").replace("Z", "+00:00").replace(" ", "T", 1)
+    moment = datetime.datetime.fromisoformat(cleaned)
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)

@@ -1,0 +1,397 @@
+"""The state of the local BigQuery: one DuckDB file holds every dataset (a schema named
+"project.dataset"), every table, and the service's own metadata (schema `_vertexkit`).
+
+User SQL runs on a database whose file access is switched off and locked; the one directory it
+may touch is the service's private staging area, which loads and extracts use to hand files to
+and from DuckDB's fast readers and writers. Jobs run to completion inside one transaction each
+(a failed job leaves nothing half-written) and are stored DONE, so a restart finds no job
+"RUNNING".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from vertexkit.local.bigquery.farmhash import farm_fingerprint
+from vertexkit.local.bigquery.responses import (
+    LOCATION,
+    duckdb_to_field,
+    quote,
+    schema_to_columns,
+)
+from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal
+
+DATABASE_FILE = "bigquery.duckdb"
+META_SCHEMA = "_vertexkit"
+RESULTS_DATASET = "_vertexkit_results"  # BigQuery's anonymous dataset for query results
+
+
+class NotFound(QueryError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "notFound")
+
+
+class Duplicate(QueryError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "duplicate")
+
+
+def table_not_found(name: TableName) -> NotFound:
+    return NotFound(f"Not found: Table {name.bigquery_id} was not found in location {LOCATION}")
+
+
+def dataset_not_found(project: str, dataset: str) -> NotFound:
+    return NotFound(f"Not found: Dataset {project}:{dataset} was not found in location {LOCATION}")
+
+
+class Warehouse:
+    """DuckDB with the BigQuery catalog on top. Writes are serialised by one lock."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.staging = home / ".staging"
+        self.staging.mkdir(parents=True, exist_ok=True)
+        for leftover in self.staging.iterdir():  # from a crash: never referenced again
+            _remove(leftover)
+        self.lock = threading.RLock()
+        self.connection = duckdb.connect(str(home / DATABASE_FILE))
+        self._configure()
+
+    def _configure(self) -> None:
+        con = self.connection
+        con.execute("SET GLOBAL TimeZone = 'UTC'")
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(META_SCHEMA)}")
+        for table, columns in (
+            ("datasets", "project VARCHAR, dataset VARCHAR, body VARCHAR"),
+            ("tables", "project VARCHAR, dataset VARCHAR, name VARCHAR, body VARCHAR"),
+            ("jobs", "project VARCHAR, job_id VARCHAR, created DOUBLE, body VARCHAR"),
+        ):
+            con.execute(f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.{table} ({columns})")
+        con.create_function(
+            "farm_fingerprint",
+            _farm_fingerprint_arrow,
+            [duckdb.sqltype("VARCHAR")],
+            duckdb.sqltype("BIGINT"),
+            type="arrow",
+        )
+        # From here on, SQL may touch no file but the staging area, and cannot undo that.
+        con.execute(f"SET allowed_directories = [{quote_literal(str(self.staging) + '/')}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+
+    def close(self) -> None:
+        with self.lock, contextlib.suppress(Exception):
+            self.connection.close()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.connection.cursor()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One job = one transaction: on any error nothing it wrote survives."""
+        with self.lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+            finally:
+                cur.close()
+
+    def staging_path(self, suffix: str = "") -> Path:
+        return self.staging / f"{uuid.uuid4().hex}{suffix}"
+
+    # -- datasets ----------------------------------------------------------------------------
+    def dataset_exists(self, cur: duckdb.DuckDBPyConnection, project: str, dataset: str) -> bool:
+        row = cur.execute(
+            "SELECT 1 FROM duckdb_schemas() WHERE database_name = current_database() "
+            "AND schema_name = ?",
+            [f"{project}.{dataset}"],
+        ).fetchone()
+        return row is not None
+
+    def dataset_body(self, cur: duckdb.DuckDBPyConnection, project: str, dataset: str) -> dict:
+        if not self.dataset_exists(cur, project, dataset):
+            raise dataset_not_found(project, dataset)
+        row = cur.execute(
+            f"SELECT body FROM {META_SCHEMA}.datasets WHERE project = ? AND dataset = ?",
+            [project, dataset],
+        ).fetchone()
+        return json.loads(row[0]) if row else {"creationTime": _now_ms()}
+
+    def create_dataset(
+        self, project: str, dataset: str, body: dict[str, Any], exists_ok: bool = False
+    ) -> dict:
+        with self.transaction() as cur:
+            if self.dataset_exists(cur, project, dataset):
+                if exists_ok:
+                    return self.dataset_body(cur, project, dataset)
+                raise Duplicate(f"Already Exists: Dataset {project}:{dataset}")
+            cur.execute(f"CREATE SCHEMA {quote(f'{project}.{dataset}')}")
+            body = {**body, "creationTime": _now_ms(), "lastModifiedTime": _now_ms()}
+            self._put_dataset_body(cur, project, dataset, body)
+            return body
+
+    def _put_dataset_body(
+        self, cur: duckdb.DuckDBPyConnection, project: str, dataset: str, body: dict
+    ) -> None:
+        cur.execute(
+            f"DELETE FROM {META_SCHEMA}.datasets WHERE project = ? AND dataset = ?",
+            [project, dataset],
+        )
+        cur.execute(
+            f"INSERT INTO {META_SCHEMA}.datasets VALUES (?, ?, ?)",
+            [project, dataset, json.dumps(body)],
+        )
+
+    def patch_dataset(self, project: str, dataset: str, changes: dict[str, Any]) -> dict:
+        with self.transaction() as cur:
+            body = self.dataset_body(cur, project, dataset)
+            body.update(changes)
+            body["lastModifiedTime"] = _now_ms()
+            self._put_dataset_body(cur, project, dataset, body)
+            return body
+
+    def list_datasets(self, project: str, include_hidden: bool) -> list[str]:
+        cur = self.cursor()
+        rows = cur.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() "
+            "AND starts_with(schema_name, ?) ORDER BY schema_name",
+            [f"{project}."],
+        ).fetchall()
+        names = [row[0][len(project) + 1 :] for row in rows]
+        return [name for name in names if include_hidden or not name.startswith("_")]
+
+    def delete_dataset(self, project: str, dataset: str, delete_contents: bool) -> None:
+        with self.transaction() as cur:
+            if not self.dataset_exists(cur, project, dataset):
+                raise dataset_not_found(project, dataset)
+            names = self.list_tables(project, dataset, cur)
+            if names and not delete_contents:
+                raise QueryError(
+                    f"Dataset {project}:{dataset} is still in use (it has {len(names)} tables); "
+                    "delete it with deleteContents=true",
+                    "resourceInUse",
+                )
+            cur.execute(f"DROP SCHEMA {quote(f'{project}.{dataset}')} CASCADE")
+            for table in ("datasets", "tables"):
+                cur.execute(
+                    f"DELETE FROM {META_SCHEMA}.{table} WHERE project = ? AND dataset = ?",
+                    [project, dataset],
+                )
+
+    # -- tables -------------------------------------------------------------------------------
+    def table_kind(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> str | None:
+        """ "TABLE", "VIEW" or None when it does not exist."""
+        row = cur.execute(
+            "SELECT table_type FROM information_schema.tables WHERE table_catalog = "
+            "current_database() AND table_schema = ? AND table_name = ?",
+            [name.schema, name.table],
+        ).fetchone()
+        if row is None:
+            return None
+        return "VIEW" if row[0] == "VIEW" else "TABLE"
+
+    def require_table(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> str:
+        kind = self.table_kind(cur, name)
+        if kind is None:
+            if not self.dataset_exists(cur, name.project, name.dataset):
+                raise dataset_not_found(name.project, name.dataset)
+            raise table_not_found(name)
+        return kind
+
+    def list_tables(
+        self, project: str, dataset: str, cur: duckdb.DuckDBPyConnection | None = None
+    ) -> list[tuple[str, str]]:
+        cur = cur or self.cursor()
+        if not self.dataset_exists(cur, project, dataset):
+            raise dataset_not_found(project, dataset)
+        rows = cur.execute(
+            "SELECT table_name, table_type FROM information_schema.tables WHERE table_catalog = "
+            "current_database() AND table_schema = ? ORDER BY table_name",
+            [f"{project}.{dataset}"],
+        ).fetchall()
+        return [(row[0], "VIEW" if row[1] == "VIEW" else "TABLE") for row in rows]
+
+    def table_schema(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> list[dict]:
+        relation = cur.sql(f"SELECT * FROM {name.sql} LIMIT 0")
+        nullable = dict(
+            cur.execute(
+                "SELECT column_name, is_nullable = 'YES' FROM information_schema.columns WHERE "
+                "table_catalog = current_database() AND table_schema = ? AND table_name = ?",
+                [name.schema, name.table],
+            ).fetchall()
+        )
+        fields = [
+            duckdb_to_field(column, kind, nullable.get(column, True))
+            for column, kind in zip(relation.columns, relation.types, strict=True)
+        ]
+        return _merge_descriptions(fields, self.table_extras(cur, name).get("schema", {}))
+
+    def table_extras(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> dict:
+        row = cur.execute(
+            f"SELECT body FROM {META_SCHEMA}.tables WHERE project = ? AND dataset = ? AND name = ?",
+            [name.project, name.dataset, name.table],
+        ).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def put_table_extras(self, cur: duckdb.DuckDBPyConnection, name: TableName, body: dict) -> None:
+        self.drop_table_extras(cur, name)
+        cur.execute(
+            f"INSERT INTO {META_SCHEMA}.tables VALUES (?, ?, ?, ?)",
+            [name.project, name.dataset, name.table, json.dumps(body)],
+        )
+
+    def drop_table_extras(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
+        cur.execute(
+            f"DELETE FROM {META_SCHEMA}.tables WHERE project = ? AND dataset = ? AND name = ?",
+            [name.project, name.dataset, name.table],
+        )
+
+    def touch_table(
+        self, cur: duckdb.DuckDBPyConnection, name: TableName, extras: dict | None = None
+    ) -> None:
+        """Records creation/modification times (and descriptions) beside the DuckDB table."""
+        body = self.table_extras(cur, name)
+        body.setdefault("creationTime", _now_ms())
+        body["lastModifiedTime"] = _now_ms()
+        body.update(extras or {})
+        self.put_table_extras(cur, name, body)
+
+    def create_table(
+        self, cur: duckdb.DuckDBPyConnection, name: TableName, fields: list[dict], replace: bool
+    ) -> None:
+        verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+        cur.execute(f"{verb} {name.sql} {schema_to_columns(fields)}")
+        self.drop_table_extras(cur, name)
+        self.touch_table(cur, name, {"schema": _descriptions(fields)})
+
+    def drop_table(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
+        kind = self.require_table(cur, name)
+        cur.execute(f"DROP {kind} {name.sql}")
+        self.drop_table_extras(cur, name)
+
+    def count_rows(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> int:
+        return int(cur.execute(f"SELECT count(*) FROM {name.sql}").fetchone()[0])
+
+    def read_page(
+        self,
+        name: TableName,
+        offset: int,
+        limit: int,
+        columns: list[str] | None = None,
+    ) -> pa.Table:
+        cur = self.cursor()
+        try:
+            projection = ", ".join(quote(column) for column in columns) if columns else "*"
+            return cur.sql(
+                f"SELECT {projection} FROM {name.sql} LIMIT {int(limit)} OFFSET {int(offset)}"
+            ).to_arrow_table()
+        finally:
+            cur.close()
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def job_exists(self, project: str, job_id: str) -> bool:
+        return self.get_job(project, job_id) is not None
+
+    def get_job(self, project: str, job_id: str) -> dict | None:
+        cur = self.cursor()
+        try:
+            row = cur.execute(
+                f"SELECT body FROM {META_SCHEMA}.jobs WHERE project = ? AND job_id = ?",
+                [project, job_id],
+            ).fetchone()
+        finally:
+            cur.close()
+        return json.loads(row[0]) if row else None
+
+    def put_job(self, project: str, job_id: str, body: dict) -> None:
+        with self.lock:
+            cur = self.cursor()
+            try:
+                cur.execute(
+                    f"DELETE FROM {META_SCHEMA}.jobs WHERE project = ? AND job_id = ?",
+                    [project, job_id],
+                )
+                cur.execute(
+                    f"INSERT INTO {META_SCHEMA}.jobs VALUES (?, ?, ?, ?)",
+                    [project, job_id, time.time(), json.dumps(body)],
+                )
+            finally:
+                cur.close()
+
+    def list_jobs(self, project: str) -> list[dict]:
+        cur = self.cursor()
+        try:
+            rows = cur.execute(
+                f"SELECT body FROM {META_SCHEMA}.jobs WHERE project = ? ORDER BY created DESC",
+                [project],
+            ).fetchall()
+        finally:
+            cur.close()
+        return [json.loads(row[0]) for row in rows]
+
+    def delete_job(self, project: str, job_id: str) -> None:
+        with self.lock:
+            self.cursor().execute(
+                f"DELETE FROM {META_SCHEMA}.jobs WHERE project = ? AND job_id = ?",
+                [project, job_id],
+            )
+
+
+def _farm_fingerprint_arrow(values: pa.Array) -> pa.Array:
+    return pa.array(
+        [None if value is None else farm_fingerprint(value) for value in values.to_pylist()],
+        pa.int64(),
+    )
+
+
+def _descriptions(fields: list[dict]) -> dict:
+    """Field descriptions by name (nested), the part of a schema DuckDB does not keep."""
+    out = {}
+    for field in fields:
+        entry: dict[str, Any] = {}
+        if field.get("description"):
+            entry["description"] = field["description"]
+        if field.get("fields"):
+            entry["fields"] = _descriptions(field["fields"])
+        if entry:
+            out[field["name"]] = entry
+    return out
+
+
+def _merge_descriptions(fields: list[dict], extras: dict) -> list[dict]:
+    for field in fields:
+        entry = extras.get(field["name"]) or {}
+        if entry.get("description"):
+            field["description"] = entry["description"]
+        if field.get("fields") and entry.get("fields"):
+            _merge_descriptions(field["fields"], entry["fields"])
+    return fields
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        for child in path.iterdir():
+            _remove(child)
+        path.rmdir()
+    else:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,192 @@
+"""GoogleSQL -> DuckDB: parse with sqlglot's BigQuery dialect, map table names onto the local
+catalog, fix the types sqlglot leaves vague, and refuse what cannot be translated faithfully.
+
+Catalog: one DuckDB database file for the whole local BigQuery; each dataset `project.dataset`
+is a DuckDB schema literally named "project.dataset". Project ids contain hyphens and dataset ids
+cannot contain dots, so the name is unambiguous, and one file keeps every cross-project join, DML
+and transaction inside one DuckDB instance (ATTACHing a file per project would need file access,
+which user SQL must not have).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import ErrorLevel, exp
+from sqlglot.errors import ParseError, UnsupportedError
+
+NUMERIC_TYPE = "DECIMAL(38, 9)"
+# DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
+BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
+
+
+class QueryError(Exception):
+    """A query BigQuery would reject; `reason` is BigQuery's error reason."""
+
+    def __init__(self, message: str, reason: str = "invalidQuery") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TableName:
+    project: str
+    dataset: str
+    table: str
+
+    @property
+    def schema(self) -> str:
+        return f"{self.project}.{self.dataset}"
+
+    @property
+    def sql(self) -> str:
+        return f"{quote_identifier(self.schema)}.{quote_identifier(self.table)}"
+
+    @property
+    def bigquery_id(self) -> str:
+        return f"{self.project}:{self.dataset}.{self.table}"
+
+
+@dataclass
+class Translation:
+    sql: str
+    statement_type: str
+    read_tables: list[TableName] = field(default_factory=list)
+    target: TableName | None = None  # the table a DDL/DML statement creates or changes
+    create_kind: str | None = None  # TABLE / VIEW for CREATE statements
+    replace: bool = False
+    if_not_exists: bool = False
+    if_exists: bool = False
+
+
+def quote_identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def translate(
+    sql: str, project: str, default_dataset: tuple[str, str] | None = None
+) -> Translation:
+    """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
+    except ParseError as error:
+        raise QueryError(f"Syntax error: {_first_line(error)}") from error
+    if not statements:
+        raise QueryError("Syntax error: the query is empty")
+    if len(statements) > 1:
+        raise QueryError("Multi-statement scripts are unsupported by the local BigQuery")
+    statement = statements[0]
+    _refuse_unsupported(statement)
+    translation = Translation(sql="", statement_type=_statement_type(statement))
+    cte_names = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
+    target_node = _target_node(statement)
+    for table in list(statement.find_all(exp.Table)):
+        if not table.name or (not table.db and table.name in cte_names):
+            continue
+        name = _resolve(table, project, default_dataset)
+        table.set("catalog", None)
+        table.set("db", exp.to_identifier(name.schema, quoted=True))
+        table.set("this", exp.to_identifier(name.table, quoted=True))
+        if table is target_node:
+            translation.target = name
+        elif name not in translation.read_tables:
+            translation.read_tables.append(name)
+    _fix_types(statement)
+    if isinstance(statement, exp.Create):
+        translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
+        translation.replace = bool(statement.args.get("replace"))
+        translation.if_not_exists = bool(statement.args.get("exists"))
+    if isinstance(statement, exp.Drop):
+        translation.if_exists = bool(statement.args.get("exists"))
+    try:
+        translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as error:
+        raise QueryError(f"{_first_line(error)}: unsupported by the local BigQuery") from error
+    return translation
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _refuse_unsupported(statement: exp.Expression) -> None:
+    if not isinstance(
+        statement,
+        (exp.Query, exp.Create, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Drop),
+    ):
+        kind = type(statement).__name__.upper()
+        raise QueryError(f"Statement {kind} is unsupported by the local BigQuery")
+    if isinstance(statement, exp.Create):
+        kind = str(statement.args.get("kind") or "").upper()
+        if kind not in ("TABLE", "VIEW"):
+            raise QueryError(f"CREATE {kind} is unsupported by the local BigQuery")
+    if isinstance(statement, exp.Drop):
+        kind = str(statement.args.get("kind") or "").upper()
+        if kind not in ("TABLE", "VIEW"):
+            raise QueryError(f"DROP {kind} is unsupported by the local BigQuery")
+    for table in statement.find_all(exp.Table):
+        if table.name.upper() == "INFORMATION_SCHEMA" or table.db.upper() == "INFORMATION_SCHEMA":
+            raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
+    for node in statement.find_all(exp.Dot, exp.Anonymous):
+        text = node.sql(dialect="bigquery").upper()
+        if text.startswith(("ML.", "AI.", "VECTOR_SEARCH", "EXTERNAL_QUERY")):
+            raise QueryError(f"{text.split('(')[0]} is unsupported by the local BigQuery")
+
+
+def _statement_type(statement: exp.Expression) -> str:
+    if isinstance(statement, exp.Query):
+        return "SELECT"
+    if isinstance(statement, exp.Create):
+        kind = str(statement.args.get("kind") or "TABLE").upper()
+        if kind == "VIEW":
+            return "CREATE_VIEW"
+        return "CREATE_TABLE_AS_SELECT" if statement.expression else "CREATE_TABLE"
+    if isinstance(statement, exp.Drop):
+        return "DROP_VIEW" if str(statement.args.get("kind")).upper() == "VIEW" else "DROP_TABLE"
+    return type(statement).__name__.upper()  # INSERT, UPDATE, DELETE, MERGE
+
+
+def _target_node(statement: exp.Expression) -> exp.Table | None:
+    node = statement.this if isinstance(statement, (exp.Create, exp.Drop)) else None
+    if isinstance(statement, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
+        node = statement.this
+    if isinstance(node, exp.Schema):  # CREATE TABLE t (columns...)
+        node = node.this
+    return node if isinstance(node, exp.Table) else None
+
+
+def _resolve(table: exp.Table, project: str, default_dataset: tuple[str, str] | None) -> TableName:
+    if table.catalog:
+        return TableName(table.catalog, table.db, table.name)
+    if table.db:
+        return TableName(project, table.db, table.name)
+    if default_dataset:
+        return TableName(default_dataset[0], default_dataset[1], table.name)
+    raise QueryError(f'Table "{table.name}" must be qualified with a dataset (e.g. dataset.table).')
+
+
+def _fix_types(statement: exp.Expression) -> None:
+    """NUMERIC/BIGNUMERIC get BigQuery's precision instead of DuckDB's DECIMAL(18, 3), and
+    literals like 1.5 are FLOAT64 as in BigQuery (DuckDB would make them DECIMAL)."""
+    for literal in list(statement.find_all(exp.Literal)):
+        text = literal.this if not literal.is_string else ""
+        if text and any(mark in text for mark in ".eE") and not _inside_type_literal(literal):
+            literal.replace(exp.cast(literal.copy(), exp.DataType.build("DOUBLE")))
+    for data_type in list(statement.find_all(exp.DataType)):
+        if data_type.this == exp.DataType.Type.DECIMAL and not data_type.expressions:
+            data_type.replace(exp.DataType.build(NUMERIC_TYPE, dialect="duckdb"))
+        elif data_type.this == exp.DataType.Type.BIGDECIMAL:
+            data_type.replace(exp.DataType.build(BIGNUMERIC_TYPE, dialect="duckdb"))
+
+
+def _inside_type_literal(literal: exp.Literal) -> bool:
+    """NUMERIC '1.5' is parsed as a cast of a string; only bare numbers are touched."""
+    return isinstance(literal.parent, exp.Cast) and literal.parent.to.is_type(
+        *exp.DataType.TEMPORAL_TYPES, exp.DataType.Type.DECIMAL, exp.DataType.Type.BIGDECIMAL
+    )

@@ -1,0 +1,195 @@
+"""The Cloud Storage JSON API wire format: resources, page tokens, ranges, multipart bodies."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote
+
+from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.storage.models import Listing, ObjectRecord
+
+PROJECT_NUMBER = "000000000000"
+
+
+def rfc3339(ns: int) -> str:
+    moment = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def quoted(name: str) -> str:
+    return quote(name, safe="")
+
+
+def object_resource(record: ObjectRecord, base_url: str) -> dict[str, Any]:
+    path = f"b/{quoted(record.bucket)}/o/{quoted(record.name)}"
+    etag = base64.b64encode(f"{record.generation}/{record.metageneration}".encode()).decode()
+    resource: dict[str, Any] = {
+        "kind": "storage#object",
+        "id": f"{record.bucket}/{record.name}/{record.generation}",
+        "selfLink": f"{base_url}/storage/v1/{path}",
+        "mediaLink": f"{base_url}/download/storage/v1/{path}?generation={record.generation}"
+        "&alt=media",
+        "name": record.name,
+        "bucket": record.bucket,
+        "generation": str(record.generation),
+        "metageneration": str(record.metageneration),
+        "contentType": record.content_type,
+        "storageClass": "STANDARD",
+        "size": str(record.size),
+        "etag": etag,
+        "timeCreated": rfc3339(record.created_ns),
+        "updated": rfc3339(record.updated_ns),
+        "timeStorageClassUpdated": rfc3339(record.created_ns),
+        "timeFinalized": rfc3339(record.created_ns),
+    }
+    if record.md5 is not None:
+        resource["md5Hash"] = record.md5
+    if record.crc32c is not None:
+        resource["crc32c"] = record.crc32c
+    resource.update(record.fields)
+    return resource
+
+
+def bucket_resource(bucket: dict[str, Any], base_url: str) -> dict[str, Any]:
+    stored = bucket["resource"]
+    name = bucket["name"]
+    resource = {
+        "kind": "storage#bucket",
+        "id": name,
+        "selfLink": f"{base_url}/storage/v1/b/{quoted(name)}",
+        "projectNumber": PROJECT_NUMBER,
+        "name": name,
+        "timeCreated": rfc3339(bucket["created_ns"]),
+        "updated": rfc3339(bucket["updated_ns"]),
+        "metageneration": str(bucket["metageneration"]),
+        "location": "US",
+        "locationType": "multi-region",
+        "storageClass": "STANDARD",
+        "etag": base64.b64encode(f"{name}/{bucket['metageneration']}".encode()).decode(),
+        "iamConfiguration": {
+            "uniformBucketLevelAccess": {"enabled": False},
+            "publicAccessPrevention": "inherited",
+        },
+    }
+    resource.update({k: v for k, v in stored.items() if k not in ("name", "kind", "id")})
+    return resource
+
+
+def listing_resource(listing: Listing, base_url: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "storage#objects"}
+    if listing.items:
+        body["items"] = [object_resource(r, base_url) for r in listing.items]
+    if listing.prefixes:
+        body["prefixes"] = listing.prefixes
+    if listing.next_page_token:
+        body["nextPageToken"] = encode_page_token(listing.next_page_token)
+    return body
+
+
+def encode_page_token(last: str) -> str:
+    return base64.urlsafe_b64encode(last.encode()).decode()
+
+
+def decode_page_token(token: str | None) -> str | None:
+    if not token:
+        return None
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode()
+    except ValueError:
+        raise bad_request(f"Invalid pageToken {token!r}.") from None
+
+
+def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """`Range: bytes=a-b` -> (start, end inclusive), None for a whole-object read; 416 if empty."""
+    if not header:
+        return None
+    match = re.fullmatch(r"\s*bytes=(\d*)-(\d*)\s*", header)
+    if not match or match.groups() == ("", ""):
+        return None  # GCS ignores a Range header it cannot parse
+    first, last = match.groups()
+    if first == "":  # suffix: the last N bytes
+        start, end = max(size - int(last), 0), size - 1
+    else:
+        start, end = int(first), min(int(last), size - 1) if last else size - 1
+    if start >= size or start > end:
+        if size == 0:
+            return None
+        raise ApiError(
+            416, f"Request range not satisfiable: {header!r} for an object of {size} bytes."
+        )
+    return start, end
+
+
+def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, Any], str | None, bytes]:
+    """A `multipart/related` upload: (metadata JSON, media content type, media bytes).
+
+    Tolerates LF-only line breaks: gcsfs writes its multipart bodies with bare `\\n`.
+    """
+    match = re.search(r'boundary="?([^";]+)"?', content_type)
+    if not match:
+        raise bad_request("A multipart upload needs a boundary in its Content-Type header.")
+    delimiter = b"--" + match.group(1).encode()
+    parts = body.split(delimiter)
+    if len(parts) < 4 or not parts[-1].lstrip().startswith(b"--"):
+        raise bad_request("A multipart upload must hold a metadata part and a media part.")
+    _metadata_headers, metadata_body = _split_part(parts[1])
+    media_headers, media = _split_part(parts[2])
+    try:
+        metadata = json.loads(metadata_body) if metadata_body.strip() else {}
+    except json.JSONDecodeError as error:
+        raise bad_request(
+            f"The metadata part of the multipart upload is not JSON: {error}."
+        ) from None
+    return metadata, media_headers.get("content-type"), media
+
+
+def _split_part(part: bytes) -> tuple[dict[str, str], bytes]:
+    part = part.removeprefix(b"\r\n").removeprefix(b"\n")
+    for separator in (b"\r\n\r\n", b"\n\n"):
+        head, found, content = part.partition(separator)
+        if found:
+            break
+    else:
+        raise bad_request("A multipart upload part has no blank line after its headers.")
+    # The line break before the next delimiter belongs to the delimiter, not to the content.
+    if content.endswith(b"\r\n"):
+        content = content[:-2]
+    elif content.endswith(b"\n"):
+        content = content[:-1]
+    headers = {}
+    for line in head.decode("latin-1").splitlines():
+        key, _, value = line.partition(":")
+        headers[key.strip().lower()] = value.strip()
+    return headers, content
+
+
+def hash_header(record: ObjectRecord) -> str:
+    return f"crc32c={record.crc32c},md5={record.md5}"
+
+
+def object_headers(record: ObjectRecord) -> dict[str, str]:
+    """Headers GCS sends with media: the clients verify downloads against x-goog-hash."""
+    headers = {
+        "x-goog-hash": hash_header(record),
+        "x-goog-generation": str(record.generation),
+        "x-goog-metageneration": str(record.metageneration),
+        "x-goog-stored-content-length": str(record.size),
+        "x-goog-storage-class": "STANDARD",
+        "etag": f'"{record.md5}"',
+        "last-modified": datetime.fromtimestamp(record.updated_ns / 1e9, tz=timezone.utc).strftime(
+            "%a, %d %b %Y %H:%M:%S GMT"
+        ),
+    }
+    encoding = record.fields.get("contentEncoding")
+    if encoding:
+        headers["x-goog-stored-content-encoding"] = encoding
+        headers["content-encoding"] = encoding
+    for key in ("cacheControl", "contentDisposition", "contentLanguage"):
+        if record.fields.get(key):
+            header = re.sub(r"([A-Z])", r"-\1", key).lower()
+            headers[header] = record.fields[key]
+    return headers

@@ -1,0 +1,94 @@
+"""Cron in Vertex AI's dialect, and its translation to Kubeflow Pipelines' dialect.
+
+Vertex: five fields (minute hour day-of-month month day-of-week), optionally prefixed with
+`CRON_TZ=<IANA zone> ` or `TZ=<IANA zone> `; without a prefix the times are UTC.
+Kubeflow Pipelines (robfig/cron): six fields, seconds first, and the zone is the KFP server's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+_PREFIX = re.compile(r"^(CRON_TZ|TZ)=(\S+)\s+(.*)$")
+FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+
+
+class CronError(ValueError):
+    """An expression Vertex would reject; the message says why and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Cron:
+    expression: str  # the five fields, without the time zone prefix
+    zone: str  # IANA name; "UTC" when there is no prefix
+
+    @classmethod
+    def parse(cls, text: str) -> Cron:
+        text = (text or "").strip()
+        if not text:
+            raise CronError("cron is empty; expected 5 fields like '0 3 * * *'")
+        zone = "UTC"
+        prefixed = _PREFIX.match(text)
+        if prefixed:
+            zone, text = prefixed.group(2), prefixed.group(3).strip()
+            try:
+                ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise CronError(f"unknown time zone {zone!r}; use an IANA name") from None
+        fields = text.split()
+        if len(fields) != 5:
+            raise CronError(
+                f"{text!r} has {len(fields)} fields; Vertex cron takes exactly 5 "
+                f"({' '.join(FIELD_NAMES)}), optionally prefixed with CRON_TZ=Zone or TZ=Zone"
+            )
+        if not croniter.is_valid(text):
+            raise CronError(f"{text!r} is not a valid cron expression ({' '.join(FIELD_NAMES)})")
+        return cls(" ".join(fields), zone)
+
+    def times_after(self, moment: datetime) -> croniter:
+        """Iterates the scheduled times strictly after `moment`, as aware datetimes."""
+        local = moment.astimezone(ZoneInfo(self.zone))
+        return croniter(self.expression, local)
+
+    def next_after(self, moment: datetime) -> datetime:
+        return self.times_after(moment).get_next(datetime).astimezone(timezone.utc)
+
+    def due_between(self, after: datetime, until: datetime, limit: int = 1000) -> list[datetime]:
+        """Scheduled times in (after, until], oldest first, at most `limit` of them."""
+        times: list[datetime] = []
+        iterator = self.times_after(after)
+        while len(times) < limit:
+            moment = iterator.get_next(datetime).astimezone(timezone.utc)
+            if moment > until:
+                break
+            times.append(moment)
+        return times
+
+
+def validate(text: str) -> Cron:
+    return Cron.parse(text)
+
+
+def to_kubeflow(text: str) -> tuple[str, str | None]:
+    """Vertex cron -> (KFP 6-field cron with seconds first, a note for the user or None).
+
+    KFP has no per-schedule time zone: a prefixed zone is dropped and the note says so.
+    """
+    cron = Cron.parse(text)
+    note = None
+    if cron.zone != "UTC":
+        note = (
+            f"Kubeflow Pipelines runs cron in its server's time zone; {cron.zone} "
+            "from the CRON_TZ/TZ prefix is not carried over"
+        )
+    return f"0 {cron.expression}", note
+
+
+def first_after(cron: Cron, start: datetime) -> datetime:
+    """The first scheduled time at or after `start`."""
+    return cron.next_after(start - timedelta(microseconds=1))

@@ -1,0 +1,244 @@
+"""Runs pipeline jobs as separate processes (the `driver` module) and follows their events.
+
+Each job gets a folder `home/pipelineJobs/<job id>/` with the run settings, the task events and
+the driver's log. A watcher thread per job tails the events into the stored job, so
+`PipelineJob.wait()` and `get` see task states as they change. Cancel kills the process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.pipelines import models
+from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
+from vertexkit.local.vertex.store import Resource, now_rfc3339
+
+POLL_SECONDS = 0.1
+KILL_GRACE_SECONDS = 5.0
+
+
+class PipelineRunner:
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.jobs_home = backend.home / "pipelineJobs"
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def fail_interrupted_jobs(self) -> None:
+        """A job that was running when the local cloud stopped can never finish: mark it FAILED."""
+        for job in self.backend.store.list(models.PIPELINE_JOBS):
+            if not models.is_terminal(job):
+                self.backend.store.mutate(job["name"], _mark_stopped)
+
+    def close(self) -> None:
+        self._closing.set()
+        with self._lock:
+            names = list(self._processes)
+        for name in names:
+            self._kill(name)
+        for thread in list(self._threads.values()):
+            thread.join(timeout=KILL_GRACE_SECONDS + 2)
+
+    # -- jobs ----------------------------------------------------------------------------------
+    def start(self, job: Resource, pipeline_root: Path, enable_caching: bool) -> None:
+        job_dir = self.jobs_home / job["name"].rsplit("/", 1)[-1]
+        job_dir.mkdir(parents=True, exist_ok=True)
+        settings = {
+            "pipelineSpec": job["pipelineSpec"],
+            "parameterValues": job.get("runtimeConfig", {}).get("parameterValues", {}),
+            "pipelineRoot": str(pipeline_root),
+            "enableCaching": enable_caching,
+            "cacheRoot": str(self.backend.home / "kfp-cache"),
+        }
+        (job_dir / RUN_FILE).write_text(json.dumps(settings))
+        (job_dir / EVENTS_FILE).write_text("")
+        thread = threading.Thread(
+            target=self._run, args=(job["name"], job_dir), daemon=True, name="pipeline-job"
+        )
+        self._threads[job["name"]] = thread
+        thread.start()
+
+    def cancel(self, name: str) -> None:
+        self._kill(name)
+
+    def is_running(self, name: str) -> bool:
+        with self._lock:
+            return name in self._processes
+
+    def _run(self, name: str, job_dir: Path) -> None:
+        if self.backend.store.get(name)["state"] == models.CANCELLING:  # cancelled while queued
+            self.backend.store.mutate(name, _finish_cancelled)
+            return
+        try:
+            process = self._spawn(name, job_dir)
+        except OSError as exc:
+            reason = f"could not start the pipeline process: {exc}"
+            self.backend.store.mutate(name, lambda job: _fail(job, reason))
+            return
+        if self.backend.store.get(name)["state"] == models.CANCELLING:  # cancelled mid-spawn
+            self._kill(name)
+        follower = _EventFollower(self.backend, name, job_dir / EVENTS_FILE)
+        while process.poll() is None:
+            follower.apply_new_events()
+            time.sleep(POLL_SECONDS)
+        follower.apply_new_events()
+        with self._lock:
+            self._processes.pop(name, None)
+        if self._closing.is_set() and process.returncode != 0:
+            self.backend.store.mutate(name, _mark_stopped_unless_done)
+        else:
+            self.backend.store.mutate(name, lambda job: follower.finish(job, process.returncode))
+
+    def _spawn(self, name: str, job_dir: Path) -> subprocess.Popen[bytes]:
+        def launch(job: Resource) -> None:
+            if job["state"] == models.QUEUED:
+                models.set_state(job, models.PENDING)
+
+        self.backend.store.mutate(name, launch)
+        env = {**os.environ, **self.backend.cloud.env(), "PYTHONUNBUFFERED": "1"}
+        with (job_dir / "driver.log").open("ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "vertexkit.local.vertex.pipelines.driver", str(job_dir)],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group: cancel kills the task processes
+            )
+        with self._lock:
+            self._processes[name] = process
+        return process
+
+    def _kill(self, name: str) -> None:
+        with self._lock:
+            process = self._processes.get(name)
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=KILL_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+class _EventFollower:
+    """Applies the driver's events to the stored job, in order, as they arrive."""
+
+    def __init__(self, backend: VertexBackend, name: str, events_path: Path) -> None:
+        self.backend = backend
+        self.name = name
+        self.events_path = events_path
+        self._offset = 0
+        self._task_ids: dict[int, str] = {}
+        self._failed_tasks: list[str] = []
+        self._pipeline_error: str | None = None
+        self._succeeded = False
+
+    def apply_new_events(self) -> None:
+        with self.events_path.open("rb") as events:
+            events.seek(self._offset)
+            data = events.read()
+        complete = data[: data.rfind(b"\n") + 1]  # a half-written last line waits for next time
+        self._offset += len(complete)
+        parsed = [json.loads(line) for line in complete.splitlines() if line.strip()]
+        if parsed:
+            self.backend.store.mutate(self.name, lambda job: self._apply(job, parsed))
+
+    def _apply(self, job: Resource, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self._apply_one(job, event)
+        job["updateTime"] = now_rfc3339()
+
+    def _apply_one(self, job: Resource, event: dict[str, Any]) -> None:
+        kind, at = event["event"], event["time"]
+        tasks = models.task_details(job)
+        if kind == "pipeline_started":
+            if job["state"] != models.CANCELLING:
+                models.set_state(job, models.RUNNING)
+            tasks.append(models.root_task(job, self._new_task_id()))
+        elif kind == "task_started":
+            task_id = self._new_task_id()
+            self._task_ids[event["task_id"]] = str(task_id)
+            task = {
+                "taskId": str(task_id),
+                "parentTaskId": tasks[0]["taskId"] if tasks else None,
+                "taskName": event["task"],
+                "taskUniqueName": event["task"],
+                "createTime": at,
+            }
+            models.set_task_state(task, models.TASK_RUNNING, at)
+            tasks.append({k: v for k, v in task.items() if v is not None})
+        elif kind in ("task_succeeded", "task_cached", "task_failed"):
+            task = self._task(tasks, event["task_id"])
+            state = {
+                "task_succeeded": models.TASK_SUCCEEDED,
+                "task_cached": models.TASK_SKIPPED,
+                "task_failed": models.TASK_FAILED,
+            }[kind]
+            if task:
+                models.set_task_state(task, state, at, event.get("error"))
+            if kind == "task_failed":
+                self._failed_tasks.append(event["task"])
+        elif kind == "pipeline_failed":
+            self._pipeline_error = event.get("error")
+        elif kind == "pipeline_succeeded":
+            self._succeeded = True
+
+    def _new_task_id(self) -> int:
+        return self.backend.store.next_counter(f"{self.name}/taskIds")
+
+    def _task(self, tasks: list[Resource], driver_id: int) -> Resource | None:
+        task_id = self._task_ids.get(driver_id)
+        return next((t for t in tasks if t["taskId"] == task_id), None)
+
+    def finish(self, job: Resource, returncode: int | None) -> None:
+        """The process ended: the job's final state from what it reported (or didn't)."""
+        if job["state"] == models.CANCELLING:
+            _finish_cancelled(job)
+        elif self._succeeded and returncode == 0:
+            models.end_open_tasks(job, models.TASK_SUCCEEDED)
+            models.set_state(job, models.SUCCEEDED)
+        elif self._failed_tasks:
+            models.end_open_tasks(job, models.TASK_FAILED)
+            _fail(job, models.dag_failure_message(self._failed_tasks))
+        else:
+            reason = self._pipeline_error or f"the pipeline process exited with {returncode}"
+            models.end_open_tasks(job, models.TASK_FAILED)
+            _fail(job, reason)
+
+
+def _finish_cancelled(job: Resource) -> None:
+    models.end_open_tasks(job, models.TASK_CANCELLED)
+    job["error"] = {"code": models.CODE_CANCELLED, "message": "CANCELED"}
+    models.set_state(job, models.CANCELLED)
+
+
+def _fail(job: Resource, message: str) -> None:
+    job["error"] = {"code": models.CODE_FAILED_PRECONDITION, "message": message}
+    models.set_state(job, models.FAILED)
+
+
+def _mark_stopped_unless_done(job: Resource) -> None:
+    if not models.is_terminal(job):
+        _mark_stopped(job)
+
+
+def _mark_stopped(job: Resource) -> None:
+    models.end_open_tasks(job, models.TASK_FAILED)
+    job["error"] = {"code": models.CODE_INTERNAL, "message": models.STOPPED_WITH_CLOUD}
+    models.set_state(job, models.FAILED)

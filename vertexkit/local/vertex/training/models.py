@@ -1,0 +1,62 @@
+"""Job state: the states Vertex uses and the timestamps each transition sets.
+
+A job is stored as the camelCase JSON Vertex answers with; keys that start with `_` are private
+(the local runner's bookkeeping) and are stripped before answering.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vertexkit.local.vertex.store import Resource, now_rfc3339
+
+QUEUED = "JOB_STATE_QUEUED"
+PENDING = "JOB_STATE_PENDING"
+RUNNING = "JOB_STATE_RUNNING"
+SUCCEEDED = "JOB_STATE_SUCCEEDED"
+FAILED = "JOB_STATE_FAILED"
+CANCELLING = "JOB_STATE_CANCELLING"
+CANCELLED = "JOB_STATE_CANCELLED"
+
+TERMINAL_STATES = frozenset({SUCCEEDED, FAILED, CANCELLED})
+ACTIVE_STATES = frozenset({QUEUED, PENDING, RUNNING, CANCELLING})
+
+CUSTOM_JOBS = "customJobs"
+TUNING_JOBS = "hyperparameterTuningJobs"
+
+# google.rpc.Code values Vertex puts in a job's `error.code`.
+CODE_CANCELLED = 1
+CODE_INVALID_ARGUMENT = 3
+CODE_DEADLINE_EXCEEDED = 4
+CODE_INTERNAL = 13
+
+STOPPED_WITH_CLOUD = "the local cloud stopped while the job was running"
+
+
+def new_job(name: str, body: dict[str, Any]) -> Resource:
+    now = now_rfc3339()
+    return {**body, "name": name, "state": QUEUED, "createTime": now, "updateTime": now}
+
+
+def set_state(job: Resource, state: str) -> None:
+    """Moves a job to `state`, stamping startTime on RUNNING and endTime on a terminal state."""
+    now = now_rfc3339()
+    job["state"] = state
+    job["updateTime"] = now
+    if state == RUNNING:
+        job.setdefault("startTime", now)
+    if state in TERMINAL_STATES:
+        job["endTime"] = now
+
+
+def set_error(job: Resource, code: int, message: str) -> None:
+    job["error"] = {"code": code, "message": message}
+
+
+def is_terminal(job: Resource) -> bool:
+    return job.get("state") in TERMINAL_STATES
+
+
+def public(job: Resource) -> Resource:
+    """The job as Vertex answers it: private bookkeeping keys removed."""
+    return {key: value for key, value in job.items() if not key.startswith("_")}

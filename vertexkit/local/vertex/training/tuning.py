@@ -1,0 +1,376 @@
+"""Hyperparameter tuning jobs: a Vertex study spec driven by an Optuna study.
+
+Algorithms: the default (Vertex's Bayesian search) -> TPE, RANDOM_SEARCH -> random sampling,
+GRID_SEARCH -> Optuna's grid over discrete, categorical and integer values. Samplers are seeded:
+from the job label `vertexkit-seed` when present (a local-only convenience for reproducible
+runs), else from the job ID. Each trial runs the trial job spec's worker pools with
+`--name=value` appended and reports through cloudml-hypertune, whose metric file
+(`CLOUD_ML_HP_METRIC_FILE`) is private to the trial.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from vertexkit.local.vertex.store import now_rfc3339
+from vertexkit.local.vertex.training import models
+from vertexkit.local.vertex.training.execution import Executor, JobControl, JobLog
+from vertexkit.local.vertex.training.packages import PackageError
+from vertexkit.local.vertex.training.runner import ClusterPlan, Outcome
+from vertexkit.specs import SpecError
+
+SEED_LABEL = "vertexkit-seed"
+METRIC_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"  # read by hypertune.HyperTune()
+MAX_STARTUP_TRIALS = 10
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+Param = dict[str, Any]
+
+
+# -- study spec -> search space ------------------------------------------------------------
+def all_parameters(parameters: list[Param]) -> list[Param]:
+    """Every parameter spec, conditional children included (depth first)."""
+    found = []
+    for spec in parameters:
+        found.append(spec)
+        children = [c["parameterSpec"] for c in spec.get("conditionalParameterSpecs") or []]
+        found.extend(all_parameters(children))
+    return found
+
+
+def grid_values(spec: Param, field: str) -> list[Any]:
+    if "doubleValueSpec" in spec:
+        raise SpecError(
+            field,
+            f"parameter {spec['parameterId']!r} is a double; GRID_SEARCH needs discrete, "
+            "integer or categorical parameters (use discreteValueSpec for a list of doubles)",
+        )
+    if "integerValueSpec" in spec:
+        bounds = spec["integerValueSpec"]
+        return list(range(int(bounds["minValue"]), int(bounds["maxValue"]) + 1))
+    if "discreteValueSpec" in spec:
+        return list(spec["discreteValueSpec"]["values"])
+    return list(spec["categoricalValueSpec"]["values"])
+
+
+def check_study_spec(study: Param) -> None:
+    """The rules Vertex applies to a study spec that the proto types alone do not enforce."""
+    if not study.get("metrics"):
+        raise SpecError("studySpec.metrics", "at least one metric (metricId and goal) is required")
+    for i, metric in enumerate(study["metrics"]):
+        if metric.get("goal") not in ("MAXIMIZE", "MINIMIZE"):
+            raise SpecError(f"studySpec.metrics[{i}].goal", "must be MAXIMIZE or MINIMIZE")
+    if not study.get("parameters"):
+        raise SpecError("studySpec.parameters", "at least one parameter is required")
+    for i, spec in enumerate(all_parameters(study["parameters"])):
+        check_parameter(spec, f"studySpec.parameters[{i}]")
+    if study.get("algorithm") == "GRID_SEARCH":
+        for i, spec in enumerate(all_parameters(study["parameters"])):
+            grid_values(spec, f"studySpec.parameters[{i}]")
+
+
+def check_parameter(spec: Param, field: str) -> None:
+    kinds = [k for k in VALUE_SPECS if k in spec]
+    if len(kinds) != 1:
+        raise SpecError(field, f"give exactly one of {', '.join(VALUE_SPECS)}")
+    scale = spec.get("scaleType", "SCALE_TYPE_UNSPECIFIED")
+    if kinds[0] in ("doubleValueSpec", "integerValueSpec"):
+        low, high = (float(spec[kinds[0]].get(k, 0)) for k in ("minValue", "maxValue"))
+        if low > high:
+            raise SpecError(f"{field}.{kinds[0]}", "minValue must not exceed maxValue")
+        if scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and low <= 0:
+            raise SpecError(f"{field}.scaleType", f"{scale} needs minValue > 0")
+    elif not spec[kinds[0]].get("values"):
+        raise SpecError(f"{field}.{kinds[0]}.values", "at least one value is required")
+
+
+VALUE_SPECS = ("doubleValueSpec", "integerValueSpec", "categoricalValueSpec", "discreteValueSpec")
+
+
+def make_sampler(study: Param, seed: int, max_trials: int) -> optuna.samplers.BaseSampler:
+    algorithm = study.get("algorithm", "ALGORITHM_UNSPECIFIED")
+    if algorithm == "RANDOM_SEARCH":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if algorithm == "GRID_SEARCH":  # the grid points are enqueued (see grid_points)
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup_trials(max_trials))
+
+
+def grid_points(study: Param, seed: int) -> list[dict[str, Any]]:
+    """Every combination of the grid, in a seeded order. Optuna's GridSampler stops the study
+    from a callback, which an ask/tell loop cannot take, so the points are enqueued instead."""
+    space = {
+        spec["parameterId"]: grid_values(spec, "studySpec.parameters")
+        for spec in all_parameters(study["parameters"])
+    }
+    points = [dict(zip(space, combo, strict=True)) for combo in itertools.product(*space.values())]
+    random.Random(seed).shuffle(points)
+    return points
+
+
+def startup_trials(max_trial_count: int) -> int:
+    """TPE's random warm-up: a quarter of the budget (2..10), so small budgets still search."""
+    return max(2, min(MAX_STARTUP_TRIALS, max_trial_count // 4))
+
+
+def suggest(trial: optuna.Trial, specs: list[Param], grid: bool, values: dict[str, Any]) -> None:
+    """Draws each parameter (and the children whose parent value matches) into `values`."""
+    for spec in specs:
+        value = suggest_one(trial, spec, grid)
+        values[spec["parameterId"]] = value
+        for child in spec.get("conditionalParameterSpecs") or []:
+            if parent_matches(child, value):
+                suggest(trial, [child["parameterSpec"]], grid, values)
+
+
+def suggest_one(trial: optuna.Trial, spec: Param, grid: bool) -> Any:
+    name = spec["parameterId"]
+    if grid:
+        return trial.suggest_categorical(name, grid_values(spec, name))
+    scale = spec.get("scaleType", "UNIT_LINEAR_SCALE")
+    log = scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE")
+    if "doubleValueSpec" in spec:
+        low, high = (float(spec["doubleValueSpec"][k]) for k in ("minValue", "maxValue"))
+        value = trial.suggest_float(name, low, high, log=log)
+        # Reverse-log: dense near maxValue; sample log-scaled and reflect within the range.
+        return low + high - value if scale == "UNIT_REVERSE_LOG_SCALE" else value
+    if "integerValueSpec" in spec:
+        low, high = (int(spec["integerValueSpec"][k]) for k in ("minValue", "maxValue"))
+        value = trial.suggest_int(name, low, high, log=log)
+        return low + high - value if scale == "UNIT_REVERSE_LOG_SCALE" else value
+    if "discreteValueSpec" in spec:
+        return trial.suggest_categorical(name, list(spec["discreteValueSpec"]["values"]))
+    return trial.suggest_categorical(name, list(spec["categoricalValueSpec"]["values"]))
+
+
+def parent_matches(child: Param, parent_value: Any) -> bool:
+    for key in ("parentDiscreteValues", "parentIntValues", "parentCategoricalValues"):
+        if key in child:
+            allowed = child[key].get("values") or []
+            if key == "parentIntValues":
+                return int(parent_value) in {int(v) for v in allowed}
+            return parent_value in allowed
+    return True
+
+
+def format_arg(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+# -- metrics --------------------------------------------------------------------------------
+def read_measurement(path: Path, metrics: list[Param], selection: str) -> Param | None:
+    """The trial's final measurement from cloudml-hypertune's JSON lines, or None."""
+    if not path.exists():
+        return None
+    ids = [m["metricId"] for m in metrics]
+    reports = []
+    for line in path.read_text().splitlines():
+        with_suppressed = _parse_line(line)
+        if with_suppressed and all(i in with_suppressed for i in ids):
+            reports.append(with_suppressed)
+    if not reports:
+        return None
+    chosen = reports[-1]
+    if selection == "BEST_MEASUREMENT":
+        sign = 1.0 if metrics[0]["goal"] == "MAXIMIZE" else -1.0
+        chosen = max(reports, key=lambda r: sign * float(r[ids[0]]))
+    return {
+        "stepCount": str(int(chosen.get("global_step") or 0)),
+        "metrics": [{"metricId": i, "value": float(chosen[i])} for i in ids],
+    }
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+# -- the tuning job ---------------------------------------------------------------------------
+class TuningRun:
+    def __init__(self, executor: Executor, job: Param, control: JobControl) -> None:
+        self.executor = executor
+        self.job = job
+        self.name = job["name"]
+        self.job_id = self.name.rsplit("/", 1)[1]
+        self.control = control
+        self.study_spec = job["studySpec"]
+        self.trial_spec = job["trialJobSpec"]
+        self.dir = executor.root / self.job_id
+        self.log = JobLog(self.dir)
+        self.max_trials = int(job["maxTrialCount"])
+        self.parallel = max(1, int(job.get("parallelTrialCount") or 1))
+        self.max_failed = int(job.get("maxFailedTrialCount") or 0)
+        self.grid = self.study_spec.get("algorithm") == "GRID_SEARCH"
+        self.failures: list[str] = []
+        self.successes = 0
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        self.executor.set_state(self.name, models.PENDING)
+        try:
+            pool_argv = self.executor.prepare_pools(self.trial_spec, self.log)
+        except PackageError as exc:
+            self.finish(Outcome(models.FAILED, models.CODE_INVALID_ARGUMENT, str(exc)))
+            return
+        study = self.create_study()
+        self.executor.set_state(self.name, models.RUNNING)
+        self.run_trials(study, pool_argv)
+        self.finish(self.outcome())
+
+    def create_study(self) -> optuna.Study:
+        sampler = make_sampler(self.study_spec, self.seed(), self.max_trials)
+        study = optuna.create_study(directions=self.directions(), sampler=sampler)
+        if self.grid:  # Vertex stops a grid search when the grid is exhausted
+            points = grid_points(self.study_spec, self.seed())
+            self.max_trials = min(self.max_trials, len(points))
+            for point in points[: self.max_trials]:
+                study.enqueue_trial(point)
+        return study
+
+    def directions(self) -> list[str]:
+        return [
+            "maximize" if m["goal"] == "MAXIMIZE" else "minimize"
+            for m in self.study_spec["metrics"]
+        ]
+
+    def seed(self) -> int:
+        label = (self.job.get("labels") or {}).get(SEED_LABEL)
+        return int(label) if label and label.isdigit() else int(self.job_id) % 2**32
+
+    def run_trials(self, study: optuna.Study, pool_argv: dict[int, list[str]]) -> None:
+        started = 0
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            running: set[Future[None]] = set()
+            while True:
+                while len(running) < self.parallel and started < self.max_trials and self.go_on():
+                    started += 1
+                    running.add(pool.submit(self.run_trial, study, started, pool_argv))
+                if not running:
+                    return
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()
+
+    def go_on(self) -> bool:
+        too_many = self.max_failed and len(self.failures) > self.max_failed
+        return not self.control.stop.is_set() and not too_many
+
+    def run_trial(self, study: optuna.Study, number: int, pool_argv: dict[int, list[str]]) -> None:
+        with self._lock:  # optuna's ask/tell on one study is not thread-safe
+            optuna_trial = study.ask()
+            values: dict[str, Any] = {}
+            suggest(optuna_trial, self.study_spec["parameters"], self.grid, values)
+        trial_id = str(number)
+        self.update_trial(trial_id, {
+            "id": trial_id,
+            "state": "ACTIVE",
+            "parameters": [{"parameterId": k, "value": v} for k, v in values.items()],
+            "startTime": now_rfc3339(),
+        })  # fmt: skip
+        trial_dir = self.dir / f"trial-{trial_id}"
+        outcome = self.executor.cluster_run(
+            self.trial_plan(trial_id, trial_dir, values, pool_argv),
+            self.trial_spec,
+            self.control,
+            self.log,
+        ).run()
+        self.record(study, optuna_trial, trial_id, trial_dir, outcome)
+
+    def trial_plan(
+        self,
+        trial_id: str,
+        trial_dir: Path,
+        values: dict[str, Any],
+        pool_argv: dict[int, list[str]],
+    ) -> ClusterPlan:
+        base = (self.trial_spec.get("baseOutputDirectory") or {}).get("outputUriPrefix")
+        return ClusterPlan(
+            job_id=self.job_id,
+            job_spec=self.trial_spec,
+            pool_argv=pool_argv,
+            log_dir=trial_dir,
+            base_env=self.executor.base_env(),
+            output_dir=f"{base.rstrip('/')}/{trial_id}" if base else None,
+            trial_id=trial_id,
+            extra_args=[f"--{k}={format_arg(v)}" for k, v in values.items()],
+            trial_env={METRIC_FILE_ENV: str(trial_dir / "hypertune" / "output.metrics")},
+        )
+
+    def record(
+        self,
+        study: optuna.Study,
+        optuna_trial: optuna.Trial,
+        trial_id: str,
+        trial_dir: Path,
+        outcome: Outcome,
+    ) -> None:
+        measurement = None
+        reason = outcome.message
+        if outcome.state == models.SUCCEEDED:
+            selection = self.study_spec.get("measurementSelectionType", "LAST_MEASUREMENT")
+            path = trial_dir / "hypertune" / "output.metrics"
+            measurement = read_measurement(path, self.study_spec["metrics"], selection)
+            if measurement is None:
+                ids = [m["metricId"] for m in self.study_spec["metrics"]]
+                reason = f"the trial reported no value for metric(s) {ids} through hypertune"
+        change: Param = {"endTime": now_rfc3339()}
+        with self._lock:
+            if measurement:
+                study.tell(optuna_trial, [m["value"] for m in measurement["metrics"]])
+                change.update(state="SUCCEEDED", finalMeasurement=measurement)
+                self.successes += 1
+            else:
+                study.tell(optuna_trial, state=TrialState.FAIL)
+                change.update(state="INFEASIBLE", infeasibleReason=reason)
+                self.failures.append(f"trial {trial_id}: {reason}")
+        self.log(f"trial {trial_id} ended {change['state']}")
+        self.update_trial(trial_id, change)
+
+    def update_trial(self, trial_id: str, change: Param) -> None:
+        def apply(job: Param) -> None:
+            trials = job.setdefault("trials", [])
+            existing = next((t for t in trials if t["id"] == trial_id), None)
+            if existing is None:
+                trials.append(change)
+            else:
+                existing.update(change)
+            job["updateTime"] = now_rfc3339()
+
+        self.executor.backend.store.mutate(self.name, apply)
+
+    def outcome(self) -> Outcome:
+        if self.control.stop.is_set():
+            return self.control.outcome()
+        if self.max_failed and len(self.failures) > self.max_failed:
+            return Outcome(
+                models.FAILED,
+                models.CODE_INVALID_ARGUMENT,
+                f"{len(self.failures)} trials failed, more than maxFailedTrialCount "
+                f"({self.max_failed}). Last failure: {self.failures[-1]}",
+            )
+        if not self.successes:
+            last = self.failures[-1] if self.failures else "no trial ran"
+            return Outcome(
+                models.FAILED,
+                models.CODE_INVALID_ARGUMENT,
+                f"All {len(self.failures)} trials failed. Last failure: {last}",
+            )
+        return Outcome(models.SUCCEEDED)
+
+    def finish(self, outcome: Outcome) -> None:
+        self.log(f"job ended {outcome.state}")
+        self.executor.finish(self.name, outcome)

@@ -1,0 +1,68 @@
+"""Typed pipeline parameters from `--param key=value` strings, checked against the compiled spec.
+
+An unknown name or a value of the wrong type ends with one clear line, before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+_PARSERS = {
+    "STRING": str,
+    "NUMBER_INTEGER": int,
+    "NUMBER_DOUBLE": float,
+    "BOOLEAN": lambda text: {"true": True, "false": False}[text.strip().lower()],
+    "STRUCT": json.loads,
+    "LIST": json.loads,
+}
+_TYPE_NAMES = {
+    "STRING": "a string",
+    "NUMBER_INTEGER": "an integer",
+    "NUMBER_DOUBLE": "a number",
+    "BOOLEAN": "true or false",
+    "STRUCT": "a JSON object",
+    "LIST": "a JSON list",
+}
+
+
+class ParameterError(ValueError):
+    pass
+
+
+def input_parameters(pipeline_yaml: str) -> dict[str, dict[str, Any]]:
+    """The pipeline's input parameters: name -> {parameterType, defaultValue?, isOptional?}."""
+    spec = next(iter(yaml.safe_load_all(pipeline_yaml)))
+    return spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {})
+
+
+def parse_params(pipeline_yaml: str, assignments: list[str]) -> dict[str, Any]:
+    """Parses `key=value` strings into typed values for the pipeline in `pipeline_yaml`."""
+    declared = input_parameters(pipeline_yaml)
+    values: dict[str, Any] = {}
+    for assignment in assignments:
+        name, sep, text = assignment.partition("=")
+        if not sep:
+            raise ParameterError(f"--param {assignment!r}: expected key=value")
+        if name not in declared:
+            raise ParameterError(
+                f"--param {name}: unknown parameter; "
+                f"the pipeline takes: {', '.join(sorted(declared))}"
+            )
+        kind = declared[name]["parameterType"]
+        try:
+            values[name] = _PARSERS[kind](text)
+        except (ValueError, KeyError, json.JSONDecodeError):
+            raise ParameterError(
+                f"--param {name}={text!r}: expected {_TYPE_NAMES.get(kind, kind)}"
+            ) from None
+    missing = [
+        name
+        for name, spec in declared.items()
+        if name not in values and "defaultValue" not in spec and not spec.get("isOptional")
+    ]
+    if missing:
+        raise ParameterError(f"missing required parameter(s): {', '.join(sorted(missing))}")
+    return values

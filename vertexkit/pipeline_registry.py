@@ -1,0 +1,47 @@
+"""Finds pipelines by name (the built-ins) or by `module:function` (a user's own).
+
+The runtime never imports `vertexkit.pipelines` at import time: a pipeline is resolved only when
+a command asks for it, so the runtime image and the local cloud stay free of pipeline code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+BUILTIN_PIPELINES: dict[str, str] = {
+    "training": "vertexkit.pipelines.training:training_pipeline",
+    "tuning": "vertexkit.pipelines.tuning:tuning_pipeline",
+}
+
+
+class PipelineNotFound(LookupError):
+    pass
+
+
+def resolve(name_or_ref: str) -> Any:
+    """Returns the `@dsl.pipeline` function for a built-in name or a `module:function` ref."""
+    ref = BUILTIN_PIPELINES.get(name_or_ref, name_or_ref)
+    if ":" not in ref:
+        raise PipelineNotFound(
+            f"unknown pipeline {name_or_ref!r}: use one of {sorted(BUILTIN_PIPELINES)} "
+            "or a module:function reference"
+        )
+    module_name, _, attribute = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PipelineNotFound(
+            f"cannot import {module_name!r} for pipeline {name_or_ref!r}: {exc}"
+        ) from exc
+    pipeline = getattr(module, attribute, None)
+    if pipeline is None:
+        raise PipelineNotFound(f"{module_name!r} has no attribute {attribute!r}")
+    return pipeline
+
+
+def short_name(name_or_ref: str) -> str:
+    """The file stem a pipeline compiles to: the built-in name or the function name."""
+    if name_or_ref in BUILTIN_PIPELINES:
+        return name_or_ref
+    return name_or_ref.rpartition(":")[2].removesuffix("_pipeline") or name_or_ref

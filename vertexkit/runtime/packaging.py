@@ -1,0 +1,236 @@
+"""Training code as Vertex runs it: a source distribution on Cloud Storage, prebuilt images.
+
+`stage_trainer(ctx, "trainers/tabular", "gs://bucket")` builds the folder into an sdist (offline:
+setuptools' own build backend, in a subprocess, on a copy of the folder so the user's tree gets no
+egg-info), names it by the hash of the folder's content and uploads it once to
+`gs://bucket/trainers/<name>-<hash>.tar.gz`. The URI goes into a python package spec's
+`packageUris`; Vertex pip-installs it into the prebuilt training image and runs the module.
+
+The prebuilt image tables below name Vertex AI's container URIs by framework and version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vertexkit.specs import SpecError
+
+if TYPE_CHECKING:
+    from vertexkit.context import CloudContext
+
+CACHE_ENV = "VERTEXKIT_SDIST_CACHE"
+_IGNORED_DIRS = {"__pycache__", ".git", "build", "dist", ".venv", ".pytest_cache", ".ruff_cache"}
+_IGNORED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+_BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+# Prebuilt TRAINING images (Vertex "Prebuilt containers for custom training"; the CPU images that
+# serve scikit-learn and XGBoost apps; the latest is the default). The search tool could not
+# reach that page here, so this table is from Google's published list as known; prediction
+# images below come from the installed SDK (google.cloud.aiplatform.constants.prediction).
+TRAINING_IMAGES: dict[str, dict[str, str]] = {
+    "sklearn": {
+        "1.0": "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest",
+        "0.23": "us-docker.pkg.dev/vertex-ai/training/scikit-learn-cpu.0-23:latest",
+    },
+    "xgboost": {
+        "1.1": "us-docker.pkg.dev/vertex-ai/training/xgboost-cpu.1-1:latest",
+    },
+    "tensorflow": {
+        "2.15": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest",
+        "2.14": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-14.py310:latest",
+    },
+    "pytorch": {
+        "2.2": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-2.py310:latest",
+        "2.1": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-1.py310:latest",
+    },
+}
+_FRAMEWORK_ALIASES = {"scikit-learn": "sklearn", "tf": "tensorflow", "tf2": "tensorflow"}
+# The SDK names TensorFlow 2 prediction images "tf2"; users say "tensorflow".
+_SDK_PREDICTION_FRAMEWORK = {"sklearn": "sklearn", "xgboost": "xgboost", "tensorflow": "tensorflow"}
+
+
+class PackagingError(RuntimeError):
+    """A trainer folder that cannot become a source distribution; the message says why."""
+
+
+# -- prebuilt images -------------------------------------------------------------------------
+def _framework(field: str, framework: str, allowed: list[str]) -> str:
+    name = _FRAMEWORK_ALIASES.get(framework.lower(), framework.lower())
+    if name not in allowed:
+        raise SpecError(field, f"unknown framework {framework!r}; allowed: {sorted(allowed)}")
+    return name
+
+
+def _sort_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def prebuilt_training_image(framework: str, version: str | None = None) -> str:
+    """Vertex's prebuilt training image for `framework` at `version` (default: the latest)."""
+    name = _framework("framework", framework, list(TRAINING_IMAGES))
+    versions = TRAINING_IMAGES[name]
+    if not version:
+        return versions[max(versions, key=_sort_key)]
+    version = _normalise_version(version)
+    if version not in versions:
+        raise SpecError(
+            "framework_version",
+            f"no prebuilt {name} training image for version {version!r}; "
+            f"allowed: {sorted(versions, key=_sort_key)}",
+        )
+    return versions[version]
+
+
+def prediction_images() -> dict[str, dict[str, str]]:
+    """{framework: {version: us image URI}} for the CPU prediction images the SDK knows."""
+    from google.cloud.aiplatform.constants import prediction
+
+    table: dict[str, dict[str, str]] = {}
+    for uri in prediction.SERVING_CONTAINER_URIS:
+        match = prediction.CONTAINER_URI_PATTERN.match(uri)
+        if not match or match["region"] != "us" or match["accelerator"] != "cpu":
+            continue
+        framework = "tensorflow" if match["framework"] in ("tf", "tf2") else match["framework"]
+        version = match["version"].replace("-", ".")
+        table.setdefault(framework, {}).setdefault(version, uri)
+    return table
+
+
+def prebuilt_serving_image(framework: str, version: str | None = None) -> str:
+    """Vertex's prebuilt CPU prediction image for `framework` at `version` (default: latest)."""
+    table = prediction_images()
+    name = _framework("framework", framework, list(table))
+    versions = table[name]
+    if not version:
+        return versions[max(versions, key=_sort_key)]
+    version = _normalise_version(version)
+    if version not in versions:
+        raise SpecError(
+            "framework_version",
+            f"no prebuilt {name} prediction image for version {version!r}; "
+            f"allowed: {sorted(versions, key=_sort_key)}",
+        )
+    return versions[version]
+
+
+def _normalise_version(version: str) -> str:
+    """'1-3', '1.3', '1.3.2' -> '1.3' (images are per minor version)."""
+    parts = str(version).replace("-", ".").split(".")
+    return ".".join(parts[:2])
+
+
+# -- source distributions --------------------------------------------------------------------
+def _source_files(trainer_dir: Path) -> list[Path]:
+    files = []
+    for root, dirs, names in os.walk(trainer_dir):
+        dirs[:] = sorted(
+            d for d in dirs if d not in _IGNORED_DIRS and not d.endswith(_IGNORED_SUFFIXES)
+        )
+        files.extend(Path(root, n) for n in sorted(names) if not n.endswith(_IGNORED_SUFFIXES))
+    return files
+
+
+def content_hash(trainer_dir: Path) -> str:
+    """SHA-256 over relative paths and bytes: the same code gives the same staged package."""
+    digest = hashlib.sha256()
+    for path in _source_files(trainer_dir):
+        digest.update(str(path.relative_to(trainer_dir)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _default_cache() -> Path:
+    base = os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "vertexkit" / "sdists"
+
+
+def _check_trainer_dir(trainer_dir: Path) -> None:
+    if not trainer_dir.is_dir():
+        raise PackagingError(f"trainer_dir: {trainer_dir} is not a directory")
+    if not any((trainer_dir / name).is_file() for name in _BUILD_FILES):
+        raise PackagingError(
+            f"trainer_dir: {trainer_dir} has none of {list(_BUILD_FILES)}; a Python package "
+            "spec needs an installable package (see trainers/tabular/pyproject.toml)"
+        )
+
+
+def resolve_trainer_dir(trainer_dir: str | Path) -> Path:
+    """A relative `trainer_dir` is looked up in the working directory, then in the vertexkit
+    project root, so `trainers/tabular` works from anywhere in a checkout and in the runtime
+    image (whose working directory holds `trainers/`)."""
+    path = Path(trainer_dir).expanduser()
+    if path.is_absolute() or path.is_dir():
+        return path.resolve()
+    project_root = Path(__file__).resolve().parents[2]
+    candidate = project_root / path
+    return candidate.resolve() if candidate.is_dir() else path.resolve()
+
+
+def build_sdist(trainer_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """Builds (or reuses, by content hash) the sdist of `trainer_dir`; returns its path."""
+    trainer_dir = resolve_trainer_dir(trainer_dir)
+    _check_trainer_dir(trainer_dir)
+    digest = content_hash(trainer_dir)
+    cache = Path(cache_dir) if cache_dir else _default_cache()
+    cached = sorted(cache.glob(f"*-{digest}.tar.gz"))
+    if cached:
+        return cached[0]
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="vertexkit-sdist-") as scratch:
+        source = Path(scratch) / "src"
+        shutil.copytree(trainer_dir, source, ignore=shutil.ignore_patterns(*_IGNORED_DIRS))
+        out = Path(scratch) / "out"
+        out.mkdir()
+        built = _run_build_backend(source, out)
+        stem = built.name.removesuffix(".tar.gz")
+        target = cache / f"{stem}-{digest}.tar.gz"
+        partial = target.with_name(target.name + ".partial")
+        shutil.copyfile(built, partial)
+        partial.replace(target)  # atomic: a concurrent build never sees half a file
+    return target
+
+
+def _run_build_backend(source: Path, out: Path) -> Path:
+    # setuptools' PEP 517 backend directly: no network, no isolated build environment.
+    script = (
+        "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out)],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise PackagingError(f"building the source distribution failed:\n{tail}")
+    return out / done.stdout.strip().splitlines()[-1]
+
+
+def stage_trainer(
+    ctx: CloudContext,
+    trainer_dir: str | Path,
+    staging_uri: str,
+    cache_dir: str | Path | None = None,
+) -> str:
+    """Builds `trainer_dir` and uploads it to `<staging_uri>/trainers/`; returns its gs:// URI.
+
+    The object name holds the content hash, so an unchanged trainer is uploaded once.
+    """
+    if not staging_uri.startswith("gs://") or len(staging_uri.rstrip("/")) <= len("gs://"):
+        raise SpecError("staging_uri", f"must be gs://BUCKET[/PREFIX], got {staging_uri!r}")
+    sdist = build_sdist(trainer_dir, cache_dir)
+    bucket_name, _, prefix = staging_uri.removeprefix("gs://").rstrip("/").partition("/")
+    name = "/".join(p for p in (prefix, "trainers", sdist.name) if p)
+    blob = ctx.storage_client().bucket(bucket_name).blob(name)
+    if not blob.exists():
+        blob.upload_from_filename(str(sdist), content_type="application/gzip")
+    return f"gs://{bucket_name}/{name}"

@@ -1,0 +1,98 @@
+"""Polling long-running resources with exponential backoff: sub-second first, capped.
+
+One policy everywhere; only the cap differs: against Vertex AI a poll costs quota and jobs take
+minutes (cap 10 s), against the local cloud a poll is a local HTTP call (cap 1 s).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from google.api_core import exceptions as api_exceptions
+
+if TYPE_CHECKING:
+    from vertexkit.context import CloudContext
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+FIRST_DELAY_SECONDS = 0.2
+GROWTH = 1.6
+CLOUD_CAP_SECONDS = 10.0
+LOCAL_CAP_SECONDS = 1.0
+TRANSIENT_RETRY_LIMIT = 5
+
+# Errors a poll survives: the resource still exists, the network or server hiccuped.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,
+    api_exceptions.ServiceUnavailable,
+    api_exceptions.InternalServerError,
+    api_exceptions.TooManyRequests,
+    api_exceptions.DeadlineExceeded,
+)
+
+
+class PollTimeout(TimeoutError):
+    """The resource did not reach a final state within the allowed time."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delays first, first*growth, ... up to cap."""
+
+    first: float = FIRST_DELAY_SECONDS
+    growth: float = GROWTH
+    cap: float = CLOUD_CAP_SECONDS
+
+    def delays(self) -> Iterator[float]:
+        delay = min(self.first, self.cap)
+        while True:
+            yield delay
+            delay = min(delay * self.growth, self.cap)
+
+
+def cap_for(ctx: CloudContext | None) -> float:
+    """The backoff cap that suits where the clients point."""
+    return LOCAL_CAP_SECONDS if ctx is not None and ctx.is_emulated else CLOUD_CAP_SECONDS
+
+
+def poll_until(
+    fetch: Callable[[], T],
+    is_done: Callable[[T], bool],
+    *,
+    cap: float = CLOUD_CAP_SECONDS,
+    timeout: float | None = None,
+    describe: str = "resource",
+    on_poll: Callable[[T], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Calls `fetch` until `is_done(result)`, sleeping with backoff between calls.
+
+    Transient errors (connection resets, 429/500/503) are retried up to TRANSIENT_RETRY_LIMIT times
+    in a row; anything else propagates. `timeout` (seconds) raises PollTimeout.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    failures_in_a_row = 0
+    for delay in Backoff(cap=cap).delays():
+        try:
+            result = fetch()
+            failures_in_a_row = 0
+        except TRANSIENT_ERRORS as error:
+            failures_in_a_row += 1
+            if failures_in_a_row >= TRANSIENT_RETRY_LIMIT:
+                raise
+            log.warning("polling %s failed (%s); retrying", describe, error)
+        else:
+            if on_poll is not None:
+                on_poll(result)
+            if is_done(result):
+                return result
+        if deadline is not None and time.monotonic() + delay > deadline:
+            raise PollTimeout(f"{describe} did not finish within {timeout:g} s")
+        sleep(delay)
+    raise AssertionError("unreachable: Backoff.delays() never ends")

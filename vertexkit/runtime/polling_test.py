@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from google.api_core import exceptions as api_exceptions
+
+from vertexkit.runtime.polling import Backoff, PollTimeout, poll_until
+
+
+def test_backoff_starts_sub_second_and_is_capped() -> None:
+    delays = list(itertools.islice(Backoff(cap=1.0).delays(), 8))
+    assert delays[0] == pytest.approx(0.2)
+    assert delays == sorted(delays)
+    assert max(delays) == 1.0
+    assert delays[-1] == 1.0
+
+
+def test_poll_until_returns_first_done_result_and_sleeps_with_backoff() -> None:
+    states = iter(["QUEUED", "PENDING", "RUNNING", "SUCCEEDED", "never read"])
+    slept: list[float] = []
+    result = poll_until(
+        lambda: next(states), lambda s: s == "SUCCEEDED", cap=0.5, sleep=slept.append
+    )
+    assert result == "SUCCEEDED"
+    assert slept == pytest.approx([0.2, 0.32, 0.5])
+
+
+def test_transient_errors_are_retried_then_raised() -> None:
+    calls = {"n": 0}
+
+    def flaky() -> str:
+        calls["n"] += 1
+        if calls["n"] < 3:
+            raise api_exceptions.ServiceUnavailable("blip")
+        return "done"
+
+    assert poll_until(flaky, lambda s: s == "done", sleep=lambda _: None) == "done"
+
+    def always_down() -> str:
+        raise ConnectionError("down")
+
+    with pytest.raises(ConnectionError):
+        poll_until(always_down, bool, sleep=lambda _: None)
+
+
+def test_non_transient_errors_propagate_at_once() -> None:
+    def missing() -> str:
+        raise api_exceptions.NotFound("gone")
+
+    with pytest.raises(api_exceptions.NotFound):
+        poll_until(missing, bool, sleep=lambda _: pytest.fail("must not sleep"))
+
+
+def test_timeout() -> None:
+    with pytest.raises(PollTimeout, match="job did not finish"):
+        poll_until(lambda: "RUNNING", lambda s: False, cap=0.05, timeout=0.2, describe="job")

@@ -1,0 +1,20 @@
+"""The one error every spec check raises."""
+
+from __future__ import annotations
+
+
+class SpecError(ValueError):
+    """A spec Vertex would reject: `.field` is the dotted camelCase path, e.g.
+    `workerPoolSpecs[0].machineSpec.acceleratorType`; the message names the allowed values."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.reason = message
+
+
+def join_path(prefix: str, part: str | int) -> str:
+    """`join_path("a", "b") == "a.b"`, `join_path("a", 0) == "a[0]"`."""
+    if isinstance(part, int):
+        return f"{prefix}[{part}]"
+    return f"{prefix}.{part}" if prefix else part
