@@ -40,6 +40,18 @@ class PipelineOutputs(NamedTuple):
     test_data: Dataset
 
 
+def snapshot_and_split(project: str, bq_location: str, source_query: str, gcs_root: str) -> Any:
+    """The head both built-in pipelines share: snapshot the query into a table, then split it
+    into train/validation/test Parquet on Cloud Storage. Returns the export task."""
+    snapshot = bigquery_query_job(project=project, location=bq_location, query=source_query)
+    return bigquery_export_dataset(
+        project=project,
+        location=bq_location,
+        source=snapshot.outputs["destination_table"],
+        gcs_prefix=f"{gcs_root}/data",
+    )
+
+
 def register_evaluate_and_deploy(
     model_dir: Any,
     test_data: Any,
@@ -119,13 +131,7 @@ def training_pipeline(
     serving_machine_type: str = "n1-standard-2",
     traffic_percentage: int = 100,
 ) -> PipelineOutputs:
-    snapshot = bigquery_query_job(project=project, location=bq_location, query=source_query)
-    split = bigquery_export_dataset(
-        project=project,
-        location=bq_location,
-        source=snapshot.outputs["destination_table"],
-        gcs_prefix=f"{gcs_root}/data",
-    )
+    split = snapshot_and_split(project, bq_location, source_query, gcs_root)
     train = custom_training_job(
         project=project,
         location=location,

@@ -5,15 +5,12 @@ The tuning job's best trial's model goes to upload -> evaluate -> compare -> dep
 
 from kfp import dsl
 
-from vertexkit.components import (
-    bigquery_export_dataset,
-    bigquery_query_job,
-    hyperparameter_tuning_job,
-)
+from vertexkit.components import hyperparameter_tuning_job
 from vertexkit.pipelines.training import (
     PENGUINS_QUERY,
     PipelineOutputs,
     register_evaluate_and_deploy,
+    snapshot_and_split,
 )
 
 DEFAULT_PARAMETERS = [
@@ -51,13 +48,7 @@ def tuning_pipeline(
     serving_machine_type: str = "n1-standard-2",
     traffic_percentage: int = 100,
 ) -> PipelineOutputs:
-    snapshot = bigquery_query_job(project=project, location=bq_location, query=source_query)
-    split = bigquery_export_dataset(
-        project=project,
-        location=bq_location,
-        source=snapshot.outputs["destination_table"],
-        gcs_prefix=f"{gcs_root}/data",
-    )
+    split = snapshot_and_split(project, bq_location, source_query, gcs_root)
     tune = hyperparameter_tuning_job(
         project=project,
         location=location,

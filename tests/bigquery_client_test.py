@@ -93,12 +93,14 @@ def test_every_type_has_bigquery_dtype(client: bigquery.Client) -> None:
     assert row.n == decimal.Decimal("1.25") and row.bn == decimal.Decimal("2.5")
     assert row.by == b"\x00\x01"
     assert row.ts == pd.Timestamp("2024-01-02 03:04:05.25", tz="UTC")
-    assert row.dt == pd.Timestamp("2024-01-02 03:04:05.123456")
-    assert row.t == datetime.time(10, 11, 12, 500000)
+    assert row["dt"] == pd.Timestamp("2024-01-02 03:04:05.123456")
+    assert row["t"] == datetime.time(10, 11, 12, 500000)
     assert json.loads(row.j) == {"a": [1, 2]}
     assert list(row.arr) == [1, 2, 3]
     assert row.st == {"a": 1, "b": "z"}
-    schema = {f.name: (f.field_type, f.mode) for f in client.query("SELECT [1] AS a").result().schema}
+    schema = {
+        f.name: (f.field_type, f.mode) for f in client.query("SELECT [1] AS a").result().schema
+    }
     assert schema == {"a": ("INTEGER", "REPEATED")}
 
 
@@ -110,7 +112,9 @@ def test_named_and_positional_parameters(client: bigquery.Client) -> None:
         query_parameters=[
             bigquery.ScalarQueryParameter("island", "STRING", "Biscoe"),
             bigquery.ScalarQueryParameter("mass", "FLOAT64", 4000.0),
-            bigquery.ArrayQueryParameter("species", "STRING", ["Gentoo penguin (Pygoscelis papua)"]),
+            bigquery.ArrayQueryParameter(
+                "species", "STRING", ["Gentoo penguin (Pygoscelis papua)"]
+            ),
         ],
     )
     everything = frame(
@@ -203,7 +207,7 @@ def test_list_rows_paging(client: bigquery.Client, dataset: str) -> None:
     rows = client.list_rows(f"{dataset}.p", page_size=1000)
     pages = [[row.x for row in page] for page in rows.pages]
     assert [len(page) for page in pages] == [1000, 1000, 345]
-    assert sum(pages, []) == list(range(1, 2346))
+    assert [x for page in pages for x in page] == list(range(1, 2346))
     tail = client.list_rows(f"{dataset}.p", start_index=2340, max_results=100)
     assert [row.x for row in tail] == [2341, 2342, 2343, 2344, 2345]
     result = client.query(f"SELECT x FROM `{dataset}.p` ORDER BY x").result(page_size=500)
@@ -212,11 +216,14 @@ def test_list_rows_paging(client: bigquery.Client, dataset: str) -> None:
 
 def test_empty_result_page_omits_rows(client: bigquery.Client) -> None:
     df = frame(client, f"SELECT * FROM `{PENGUINS}` WHERE FALSE")
-    assert len(df) == 0 and list(df.columns)[0] == "species"
+    assert len(df) == 0 and df.columns[0] == "species"
 
 
 def test_errors(client: bigquery.Client, dataset: str) -> None:
-    with pytest.raises(exceptions.NotFound, match="Table local-project:nope_ds.t was not found"):
+    table_id = dataset.replace(".", ":", 1) + ".nope"
+    with pytest.raises(exceptions.NotFound, match=f"Table {table_id} was not found in location US"):
+        client.query(f"SELECT * FROM `{dataset}.nope`").result()
+    with pytest.raises(exceptions.NotFound, match="Dataset local-project:nope_ds was not found"):
         client.query("SELECT * FROM nope_ds.t").result()
     with pytest.raises(exceptions.BadRequest, match="Unrecognized name: missing"):
         client.query(f"SELECT missing FROM `{PENGUINS}`").result()
@@ -229,9 +236,11 @@ def test_errors(client: bigquery.Client, dataset: str) -> None:
     with pytest.raises(exceptions.BadRequest, match="Legacy SQL"):
         client.query("SELECT 1", job_config=bigquery.QueryJobConfig(use_legacy_sql=True)).result()
     with pytest.raises(exceptions.NotFound):
-        client.create_table(bigquery.Table(f"{client.project}.no_such_ds.t", schema=[
-            bigquery.SchemaField("x", "INT64")
-        ]))
+        client.create_table(
+            bigquery.Table(
+                f"{client.project}.no_such_ds.t", schema=[bigquery.SchemaField("x", "INT64")]
+            )
+        )
     with pytest.raises(exceptions.Conflict):
         client.create_dataset(dataset.split(".")[1])
     with pytest.raises(exceptions.BadRequest, match="unknown type"):
@@ -241,7 +250,10 @@ def test_errors(client: bigquery.Client, dataset: str) -> None:
 
 
 def test_sql_cannot_read_local_files(client: bigquery.Client) -> None:
-    for sql in ("SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM read_text('/etc/hostname')"):
+    for sql in (
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('/etc/hostname')",
+    ):
         with pytest.raises(exceptions.BadRequest, match="disabled by configuration"):
             client.query(sql).result()
 
@@ -268,7 +280,7 @@ def test_table_crud(client: bigquery.Client, dataset: str) -> None:
     assert [t.table_id for t in client.list_tables(dataset)] == ["crud"]
     client.delete_table(table)
     assert list(client.list_tables(dataset)) == []
-    with pytest.raises(exceptions.BadRequest, match="still in use|deleteContents"):
+    with pytest.raises(exceptions.BadRequest, match=r"still in use|deleteContents"):
         client.create_table(bigquery.Table(f"{dataset}.again", schema=schema))
         client.delete_dataset(dataset)
 
@@ -334,9 +346,7 @@ def test_load_from_uri_with_wildcard(
         client.load_table_from_uri(f"gs://{bucket}/nothing*.csv", f"{dataset}.x").result()
 
 
-def test_extract_and_copy(
-    client: bigquery.Client, dataset: str, local_cloud: LocalCloud
-) -> None:
+def test_extract_and_copy(client: bigquery.Client, dataset: str, local_cloud: LocalCloud) -> None:
     storage = local_cloud.services[0]
     bucket = f"extract-{uuid.uuid4().hex[:8]}"
     storage.ensure_bucket(bucket)
@@ -391,3 +401,24 @@ def test_restart_persistence(tmp_path: object) -> None:
         rows = client.query_and_wait("SELECT answer FROM keep.t")
         assert [row.answer for row in rows] == [42]
         assert client.get_job(job.job_id).state == "DONE"
+
+
+def test_dry_run_validates_without_running_or_storing(client: bigquery.Client) -> None:
+    jobs_before = len(list(client.list_jobs()))
+    ok = client.query(
+        "SELECT species, COUNT(*) AS n FROM `bigquery-public-data.ml_datasets.penguins` "
+        "GROUP BY species",
+        job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False),
+    )
+    assert ok.state == "DONE" and ok.dry_run
+    assert len(list(client.list_jobs())) == jobs_before  # a dry run creates no job
+    with pytest.raises(exceptions.NotFound, match="nope"):
+        client.query(
+            "SELECT * FROM `local-project.nope.missing`",
+            job_config=bigquery.QueryJobConfig(dry_run=True),
+        )
+    with pytest.raises(exceptions.BadRequest, match="Unrecognized name"):
+        client.query(
+            "SELECT no_such_column FROM `bigquery-public-data.ml_datasets.penguins`",
+            job_config=bigquery.QueryJobConfig(dry_run=True),
+        )

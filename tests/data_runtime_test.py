@@ -234,12 +234,14 @@ def test_data_components_run_under_kfp_local(
         exported = bigquery_export_dataset(
             gcs_prefix=prefix, source_table="runtime_test.dream"
         ).after(table)
-        gcs_dataset(uri=prefix + "/train/data-*.parquet").after(exported)
+        # The export writes below a folder of its own per execution: <prefix>/run-<id>/.
+        gcs_dataset(uri=prefix + "/run-*/train/data-*.parquet").after(exported)
 
     task = data_pipeline()
     assert task is not None
+    (train_folder,) = cloud_context.gcs_filesystem().glob(f"{bucket}/kfp-export/run-*/train")
     exported = pd.read_parquet(
-        f"gs://{bucket}/kfp-export/train", storage_options=cloud_context.storage_options()
+        f"gs://{train_folder}", storage_options=cloud_context.storage_options()
     )
     assert set(exported["island"]) == {"Dream"}
     gcp_files = list(tmp_path.rglob("gcp_resources"))

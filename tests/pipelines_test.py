@@ -154,4 +154,3 @@ def test_vertex_submission_is_a_request_vertex_accepts(
     created = client.create_pipeline_job(parent=local_cloud.context().parent, pipeline_job=request)
     assert created.name.startswith(local_cloud.context().parent + "/pipelineJobs/")
     client.cancel_pipeline_job(name=created.name)
-

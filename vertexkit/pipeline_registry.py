@@ -12,6 +12,7 @@ from typing import Any
 BUILTIN_PIPELINES: dict[str, str] = {
     "training": "vertexkit.pipelines.training:training_pipeline",
     "tuning": "vertexkit.pipelines.tuning:tuning_pipeline",
+    "retraining": "vertexkit.pipelines.retraining:retraining_pipeline",
 }
 
 

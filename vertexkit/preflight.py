@@ -66,7 +66,8 @@ def check_data(context: CloudContext, values: dict[str, Any]) -> None:
             client.get_table(values["source_table"])
     except (exceptions.BadRequest, exceptions.NotFound) as exc:
         name = "source_query" if values.get("source_query") else "source_table"
-        raise PreflightError(f"--param {name}: {exc.message}") from None
+        reason = exc.errors[0].get("message") if exc.errors else exc.message.splitlines()[0]
+        raise PreflightError(f"--param {name}: {reason}") from None
 
 
 def _as_preflight(check: Any, parameter_by_field: dict[str, str]) -> None:

@@ -106,45 +106,17 @@ def custom_training_job(
         metrics: The numbers in the trainer's `metrics.json`, when it writes one.
         gcp_resources: GCPC GcpResources JSON naming the CustomJob.
     """
+    arguments = dict(locals())  # the job settings, by name, before anything else
     from vertexkit.context import CloudContext
     from vertexkit.runtime.gcp_resources import execution_folder
     from vertexkit.runtime.kfp_outputs import write_json
     from vertexkit.runtime.training import TrainingConfig, run_custom_training
 
-    splits = {"training": training_data, "validation": validation_data, "test": test_data}
+    config = TrainingConfig.from_component_arguments(arguments)
+    config.base_output_directory = execution_folder(base_output_directory, gcp_resources)
     result = run_custom_training(
         CloudContext.from_env(project or None, location or None),
-        TrainingConfig(
-            display_name=display_name,
-            base_output_directory=execution_folder(base_output_directory, gcp_resources),
-            container_image_uri=container_image_uri,
-            command=command,
-            args=args,
-            python_package_uris=python_package_uris,
-            trainer_dir=trainer_dir,
-            python_module=python_module,
-            executor_image_uri=executor_image_uri,
-            framework=framework,
-            framework_version=framework_version,
-            machine_type=machine_type,
-            accelerator_type=accelerator_type,
-            accelerator_count=accelerator_count,
-            replica_count=replica_count,
-            extra_worker_pool_specs=worker_pool_specs,
-            reduction_server_replica_count=reduction_server_replica_count,
-            reduction_server_machine_type=reduction_server_machine_type,
-            boot_disk_type=boot_disk_type,
-            boot_disk_size_gb=boot_disk_size_gb,
-            env=env,
-            data_uris={name: split.uri for name, split in splits.items() if split is not None},
-            service_account=service_account,
-            network=network,
-            encryption_spec_key_name=encryption_spec_key_name,
-            timeout=timeout,
-            restart_job_on_worker_restart=restart_job_on_worker_restart,
-            tensorboard=tensorboard,
-            labels=labels,
-        ),
+        config,
         gcp_resources,
     )
     model.uri = result.model_dir

@@ -129,6 +129,7 @@ def hyperparameter_tuning_job(
         best_parameters: The best trial's parameters, {parameter_id: value}.
         best_metric: The best trial's final value of `metric_id`.
     """
+    arguments = dict(locals())  # the job settings, by name, before anything else
     import json
     import os
 
@@ -136,40 +137,11 @@ def hyperparameter_tuning_job(
     from vertexkit.runtime.gcp_resources import execution_folder
     from vertexkit.runtime.training import StudyConfig, TrainingConfig, run_tuning
 
-    splits = {"training": training_data, "validation": validation_data, "test": test_data}
+    config = TrainingConfig.from_component_arguments(arguments)
+    config.base_output_directory = execution_folder(base_output_directory, gcp_resources)
     result = run_tuning(
         CloudContext.from_env(project or None, location or None),
-        TrainingConfig(
-            display_name=display_name,
-            base_output_directory=execution_folder(base_output_directory, gcp_resources),
-            container_image_uri=container_image_uri,
-            command=command,
-            args=args,
-            python_package_uris=python_package_uris,
-            trainer_dir=trainer_dir,
-            python_module=python_module,
-            executor_image_uri=executor_image_uri,
-            framework=framework,
-            framework_version=framework_version,
-            machine_type=machine_type,
-            accelerator_type=accelerator_type,
-            accelerator_count=accelerator_count,
-            replica_count=replica_count,
-            extra_worker_pool_specs=worker_pool_specs,
-            reduction_server_replica_count=reduction_server_replica_count,
-            reduction_server_machine_type=reduction_server_machine_type,
-            boot_disk_type=boot_disk_type,
-            boot_disk_size_gb=boot_disk_size_gb,
-            env=env,
-            data_uris={name: split.uri for name, split in splits.items() if split is not None},
-            service_account=service_account,
-            network=network,
-            encryption_spec_key_name=encryption_spec_key_name,
-            timeout=timeout,
-            restart_job_on_worker_restart=restart_job_on_worker_restart,
-            tensorboard=tensorboard,
-            labels=labels,
-        ),
+        config,
         StudyConfig(
             metric_id=metric_id,
             goal=goal,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from vertexkit.cli import demo, jobs, local, pipelines, resources, schedules
+from vertexkit.cli import decisions, demo, jobs, local, pipelines, resources, schedules
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(local.app, name="local", help="Run the local cloud.")
@@ -17,6 +17,7 @@ app.command("predict")(resources.predict)
 app.command("logs")(jobs.logs)
 app.add_typer(schedules.schedule_app, name="schedule")
 app.add_typer(schedules.runs_app, name="runs")
+app.add_typer(decisions.decisions_app, name="decisions")
 
 
 def main() -> None:

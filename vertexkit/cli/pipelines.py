@@ -95,7 +95,7 @@ def run_command(
     except PreflightError as exc:
         fail(str(exc))
     except RuntimeError as exc:
-        fail(f"pipeline {name!r} failed: {exc}")
+        fail(f"pipeline {name!r} failed: {exc} The failing task's log is above.")
 
 
 def _submit_to_vertex(

@@ -209,7 +209,8 @@ def plan_window(ctx: CloudContext, spec: WindowSpec) -> Window:
     after = f"src.`{column}` > {sql_timestamp(watermark)}" if watermark else "TRUE"
     until = f"src.`{column}` <= {sql_timestamp(end)}" if end else "TRUE"
     stats = _rows(
-        ctx, f"SELECT COUNT(*), MAX(src.`{column}`) FROM `{source}` AS src WHERE {after} AND {until}"
+        ctx,
+        f"SELECT COUNT(*), MAX(src.`{column}`) FROM `{source}` AS src WHERE {after} AND {until}",
     )
     new_rows, newest = int(stats[0][0]), stats[0][1]
     if new_rows < spec.min_new_rows:
@@ -343,8 +344,8 @@ def record_decision(
     ctx.bigquery_client().create_table(bigquery.Table(table, schema=schema), exists_ok=True)
     values = asdict(decision)
     values["run_time"] = values["run_time"] or iso(dt.datetime.now(dt.timezone.utc))
-    for name in ("watermark_used", "new_watermark"):
-        values[name] = values[name] or None
+    for name in ("watermark_used", "new_watermark", "champion_version"):
+        values[name] = values[name] or None  # NULL, not "", when there was none
     # Typed CASTs: a NULL parameter alone has no type.
     select = ", ".join(f"CAST(@{name} AS {kind}) AS {name}" for name, kind in DECISION_FIELDS)
     params = {name: {"type": kind, "value": values[name]} for name, kind in DECISION_FIELDS}

@@ -59,9 +59,7 @@ def test_window_trains_on_new_rows_and_tests_on_the_whole_holdout(
 ) -> None:
     table = retraining.ensure_demo_table(cloud_context)
     everything = _spec(table, decisions)
-    _, first = retraining.export_window(
-        cloud_context, everything, f"{bucket}/w1"
-    )
+    _, first = retraining.export_window(cloud_context, everything, f"{bucket}/w1")
     watermark = "2024-01-06T00:00:00Z"
     window, second = retraining.export_window(
         cloud_context,
@@ -121,6 +119,7 @@ def test_recorded_decision_moves_the_default_watermark(
     assert len(rows) == 1
     assert rows[0]["champion_metric"] is None and rows[0]["challenger_metric"] == 0.75
     assert rows[0]["watermark_used"] is None and rows[0]["promoted"] is True
+    assert rows[0]["champion_version"] is None
     window = retraining.plan_window(cloud_context, _spec(table, decisions))
     assert retraining.iso(window.watermark_used) == "2024-01-04T00:00:00Z"
     assert retraining.list_decisions(cloud_context, decisions, model_display_name="other") == []

@@ -12,7 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -93,6 +93,22 @@ class TrainingConfig:
     restart_job_on_worker_restart: bool = False
     tensorboard: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_component_arguments(cls, arguments: dict[str, Any]) -> TrainingConfig:
+        """The job settings the training and tuning components share, taken from a component's
+        arguments by name; `worker_pool_specs` are the extra pools and the three dataset inputs
+        become data URIs."""
+        names = {f.name for f in fields(cls)} - {"extra_worker_pool_specs", "data_uris"}
+        config = cls(**{name: arguments[name] for name in names if name in arguments})
+        config.extra_worker_pool_specs = list(arguments.get("worker_pool_specs") or [])
+        datasets = {
+            "training": arguments.get("training_data"),
+            "validation": arguments.get("validation_data"),
+            "test": arguments.get("test_data"),
+        }
+        config.data_uris = {name: data.uri for name, data in datasets.items() if data is not None}
+        return config
 
 
 @dataclass(frozen=True)

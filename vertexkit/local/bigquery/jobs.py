@@ -30,6 +30,7 @@ from vertexkit.local.bigquery.responses import (
     quote,
 )
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal, translate
+from vertexkit.local.errors import ApiError
 
 WRITE_DISPOSITIONS = ("WRITE_TRUNCATE", "WRITE_APPEND", "WRITE_EMPTY")
 CREATE_DISPOSITIONS = ("CREATE_IF_NEEDED", "CREATE_NEVER")
@@ -59,6 +60,8 @@ class JobRunner:
             )
         config["jobType"] = kind.upper()
         _validate_dispositions(config[kind])
+        if config.get("dryRun"):
+            return self._dry_run(project, kind, config, job)
         started = time.time()
         statistics: dict[str, Any] = {}
         status: dict[str, Any] = {"state": "DONE"}
@@ -71,6 +74,10 @@ class JobRunner:
         except duckdb.Error as error:
             message = _duckdb_message(error)
             status["errorResult"] = {"reason": _duckdb_reason(error), "message": message}
+            status["errors"] = [status["errorResult"]]
+        except Exception as error:  # a bug here must end the job, never leave it half-done
+            message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
+            status["errorResult"] = {"reason": "invalid", "message": message}
             status["errors"] = [status["errorResult"]]
         finally:
             if upload is not None:
@@ -86,6 +93,44 @@ class JobRunner:
         job_id = job["jobReference"]["jobId"]
         job["id"] = f"{project}:{LOCATION}.{job_id}"
         self.warehouse.put_job(project, job_id, job)
+        return job
+
+    # -- dry run --------------------------------------------------------------------------------
+    def _dry_run(self, project: str, kind: str, config: dict, job: dict) -> dict:
+        """Validates a query without running it or storing a job, as BigQuery does: a failure
+        is the HTTP error itself (404 notFound, 400 invalidQuery), not a DONE job."""
+        if kind != "query":
+            raise ApiError(400, f"dryRun is supported for query jobs only, not {kind}")
+        query = config["query"]
+        try:
+            default = query.get("defaultDataset") or None
+            translation = translate(
+                str(query.get("query") or ""),
+                project,
+                (default.get("projectId") or project, default["datasetId"]) if default else None,
+            )
+            params = query_parameters(query)
+            with self.warehouse.transaction() as cur:
+                for name in translation.read_tables:
+                    self.warehouse.require_table(cur, name)
+                if translation.statement_type == "SELECT":
+                    # LIMIT 0 plans the query (names, types, functions) without reading rows.
+                    cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
+        except QueryError as error:
+            raise ApiError(
+                404 if error.reason == "notFound" else 400, error.message, reason=error.reason
+            ) from None
+        except duckdb.Error as error:
+            raise ApiError(400, _duckdb_message(error), reason=_duckdb_reason(error)) from None
+        job["status"] = {"state": "DONE"}
+        job["statistics"] = {
+            "query": {
+                "statementType": translation.statement_type,
+                "totalBytesProcessed": "0",
+                "cacheHit": False,
+            },
+            "totalBytesProcessed": "0",
+        }
         return job
 
     # -- query ----------------------------------------------------------------------------------

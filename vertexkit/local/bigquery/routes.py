@@ -535,7 +535,7 @@ class BigQueryService:
         return _json(job)
 
 
-# -- helpers -----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------
 def _table(params: dict) -> TableName:
     return TableName(params["project"], params["dataset"], params["table"])
 

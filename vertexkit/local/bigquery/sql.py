@@ -10,6 +10,7 @@ which user SQL must not have).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -19,6 +20,13 @@ from sqlglot.errors import ParseError, UnsupportedError
 NUMERIC_TYPE = "DECIMAL(38, 9)"
 # DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
 BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
+
+
+# BigQuery ML / AI / federated calls: no local equivalent, refused by name.
+BIGQUERY_ONLY_CALL = re.compile(
+    r"\b(?:(?:ML|AI|KEYS|AEAD)\.[A-Z_]+|VECTOR_SEARCH|EXTERNAL_QUERY)\s*\(", re.IGNORECASE
+)
+DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 
 
 class QueryError(Exception):
@@ -131,12 +139,12 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         if kind not in ("TABLE", "VIEW"):
             raise QueryError(f"DROP {kind} is unsupported by the local BigQuery")
     for table in statement.find_all(exp.Table):
-        if table.name.upper() == "INFORMATION_SCHEMA" or table.db.upper() == "INFORMATION_SCHEMA":
+        if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
             raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
-    for node in statement.find_all(exp.Dot, exp.Anonymous):
-        text = node.sql(dialect="bigquery").upper()
-        if text.startswith(("ML.", "AI.", "VECTOR_SEARCH", "EXTERNAL_QUERY")):
-            raise QueryError(f"{text.split('(')[0]} is unsupported by the local BigQuery")
+    text = statement.sql(dialect="bigquery")
+    match = BIGQUERY_ONLY_CALL.search(text)
+    if match:
+        raise QueryError(f"{match.group(0).rstrip('(')} is unsupported by the local BigQuery")
 
 
 def _statement_type(statement: exp.Expression) -> str:
@@ -153,7 +161,12 @@ def _statement_type(statement: exp.Expression) -> str:
 
 
 def _target_node(statement: exp.Expression) -> exp.Table | None:
-    node = statement.this if isinstance(statement, (exp.Create, exp.Drop)) else None
+    node = statement.this if isinstance(statement, exp.Create) else None
+    if isinstance(statement, exp.Drop):
+        tables = statement.args.get("tables") or [statement.this]
+        if len(tables) != 1:
+            raise QueryError("DROP of several tables at once is unsupported by the local BigQuery")
+        node = tables[0]
     if isinstance(statement, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
         node = statement.this
     if isinstance(node, exp.Schema):  # CREATE TABLE t (columns...)
@@ -174,6 +187,10 @@ def _resolve(table: exp.Table, project: str, default_dataset: tuple[str, str] | 
 def _fix_types(statement: exp.Expression) -> None:
     """NUMERIC/BIGNUMERIC get BigQuery's precision instead of DuckDB's DECIMAL(18, 3), and
     literals like 1.5 are FLOAT64 as in BigQuery (DuckDB would make them DECIMAL)."""
+    for node in list(statement.find_all(*DATE_RESULT_FUNCTIONS)):
+        # BigQuery's DATE_TRUNC/DATE_ADD/DATE_SUB return DATE; DuckDB's return TIMESTAMP.
+        if not isinstance(node.parent, exp.Cast):
+            node.replace(exp.cast(node.copy(), exp.DataType.build("DATE")))
     for literal in list(statement.find_all(exp.Literal)):
         text = literal.this if not literal.is_string else ""
         if text and any(mark in text for mark in ".eE") and not _inside_type_literal(literal):

@@ -1,0 +1,178 @@
+"""`retraining`: the data since a watermark -> a challenger -> both scored on the same holdout ->
+compare -> deploy only if promoted -> the decision recorded in BigQuery.
+
+Generic over `source_table` + `timestamp_column` (+ `label_column`, `split_key_column`). The
+default source is a demo table built from penguins (which has no time column): each row gets a
+`row_id` and an `ingested_at` spread over ten days (`vertexkit.runtime.retraining`).
+
+- watermark: rows after it are new. Empty (the default, and what a schedule should pass)
+  continues from the last decision recorded for this model and source, so each scheduled run
+  trains on what arrived since the previous one; no history means all the data.
+- The challenger trains on the new window only (`include_history=True`: all rows so far).
+- The test window is a fixed FARM_FINGERPRINT holdout over all history: the champion is
+  re-evaluated on it in this run, so both metrics come from identical rows.
+- Every run that reaches the comparison appends a row to
+  `<project>.vertexkit_decisions.retraining_decisions`; `vertexkit decisions list` prints it.
+"""
+
+from typing import NamedTuple
+
+from google_cloud_pipeline_components.types.artifact_types import VertexModel
+from kfp import dsl
+from kfp.dsl import Dataset, Metrics
+
+from vertexkit.components import (
+    compare_models,
+    custom_training_job,
+    deploy_model,
+    evaluate_champion,
+    evaluate_model,
+    record_decision,
+    retraining_window,
+    upload_model,
+)
+
+
+class RetrainingOutputs(NamedTuple):
+    """What a run reports: the challenger, its metrics, the decision, the test window."""
+
+    model: VertexModel
+    metrics: Metrics
+    promoted: bool
+    decision: str
+    test_data: Dataset
+    new_watermark: str
+
+
+@dsl.pipeline(
+    name="vertexkit-retraining",
+    description="Retrain on the data since a watermark; deploy only a better model; record why.",
+)
+def retraining_pipeline(
+    project: str = "local-project",
+    location: str = "us-central1",
+    gcs_root: str = "gs://local-project-vertexkit-pipelines/retraining",
+    bq_location: str = "US",
+    source_table: str = "",
+    timestamp_column: str = "ingested_at",
+    split_key_column: str = "row_id",
+    label_column: str = "species",
+    watermark: str = "",
+    window_end: str = "",
+    include_history: bool = False,
+    min_new_rows: int = 20,
+    decisions_table: str = "",
+    model_display_name: str = "penguins-retrained",
+    endpoint_display_name: str = "penguins-retrained-endpoint",
+    framework: str = "sklearn",
+    model_type: str = "random_forest",
+    n_estimators: int = 100,
+    max_depth: int = 8,
+    machine_type: str = "n1-standard-4",
+    comparison_metric: str = "accuracy",
+    min_improvement: float = 0.0,
+    serving_machine_type: str = "n1-standard-2",
+    traffic_percentage: int = 100,
+) -> RetrainingOutputs:
+    window = retraining_window(
+        project=project,
+        location=bq_location,
+        gcs_prefix=f"{gcs_root}/data",
+        source_table=source_table,
+        timestamp_column=timestamp_column,
+        split_key_column=split_key_column,
+        watermark=watermark,
+        window_end=window_end,
+        include_history=include_history,
+        min_new_rows=min_new_rows,
+        model_display_name=model_display_name,
+        decisions_table=decisions_table,
+    )
+    # The window depends on the decision history and the champion on the registry, not only on
+    # the inputs: a cached result would replay an old window or an old champion.
+    window.set_caching_options(False)
+    champion = evaluate_champion(
+        project=project,
+        location=location,
+        model_display_name=model_display_name,
+        test_data=window.outputs["test"],
+        label_column=label_column,
+    )
+    champion.set_caching_options(False)
+    train = custom_training_job(
+        project=project,
+        location=location,
+        display_name="retrain-tabular",
+        base_output_directory=f"{gcs_root}/training",
+        trainer_dir="trainers/tabular",
+        python_module="tabular_trainer.task",
+        framework=framework,
+        machine_type=machine_type,
+        args=[
+            f"--label-column={label_column}",
+            f"--exclude-columns={timestamp_column},{split_key_column}",
+            f"--framework={framework}",
+            f"--model-type={model_type}",
+            f"--n-estimators={n_estimators}",
+            f"--max-depth={max_depth}",
+        ],
+        training_data=window.outputs["train"],
+        validation_data=window.outputs["validation"],
+        test_data=window.outputs["test"],
+    )
+    # After the champion's evaluation: the first upload of a model becomes its default version.
+    upload = upload_model(
+        project=project,
+        location=location,
+        display_name=model_display_name,
+        model_dir=train.outputs["model"],
+        framework=framework,
+    ).after(champion)
+    evaluation = evaluate_model(
+        project=project,
+        location=location,
+        model=upload.outputs["model"],
+        test_data=window.outputs["test"],
+        label_column=label_column,
+    )
+    comparison = compare_models(
+        project=project,
+        location=location,
+        challenger=upload.outputs["model"],
+        metric=comparison_metric,
+        min_improvement=min_improvement,
+    ).after(evaluation)
+    recorded = record_decision(
+        project=project,
+        location=location,
+        bq_location=bq_location,
+        challenger=upload.outputs["model"],
+        train_data=window.outputs["train"],
+        test_data=window.outputs["test"],
+        promoted=comparison.outputs["Output"],
+        reason=comparison.outputs["reason"],
+        champion=comparison.outputs["champion"],
+        watermark_used=window.outputs["watermark_used"],
+        new_watermark=window.outputs["new_watermark"],
+        metric=comparison_metric,
+        model_display_name=model_display_name,
+        decisions_table=decisions_table,
+    )
+    recorded.set_caching_options(False)
+    with dsl.If(comparison.outputs["Output"] == True, name="challenger-promoted"):  # noqa: E712
+        deploy_model(
+            project=project,
+            location=location,
+            model=upload.outputs["model"],
+            endpoint_display_name=endpoint_display_name,
+            machine_type=serving_machine_type,
+            traffic_percentage=traffic_percentage,
+        )
+    return RetrainingOutputs(
+        model=upload.outputs["model"],
+        metrics=evaluation.outputs["metrics"],
+        promoted=comparison.outputs["Output"],
+        decision=comparison.outputs["reason"],
+        test_data=window.outputs["test"],
+        new_watermark=window.outputs["new_watermark"],
+    )

@@ -1,0 +1,69 @@
+"""`vertexkit decisions list`: the retraining pipeline's decision history (a BigQuery table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vertexkit.cli.cloud import cloud_for_command
+
+console = Console()
+err_console = Console(stderr=True)
+decisions_app = typer.Typer(no_args_is_help=True, help="Retraining decisions (champion vs new).")
+
+COLUMNS = ("run time", "model", "data window", "champion", "challenger", "promoted", "reason")
+
+
+def _version(row: dict[str, Any], role: str) -> str:
+    version, value = row[f"{role}_version"], row[f"{role}_metric"]
+    if not version:
+        return "-"
+    short = str(version).rsplit("/", 1)[-1]  # ID@VERSION
+    return short if value is None else f"{short} {row['metric']}={value:.4f}"
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    start = row["watermark_used"]
+    window = f"({str(start)[:16] if start else 'start'}, {str(row['new_watermark'])[:16]}]"
+    return [
+        str(row["run_time"])[:19],
+        str(row["model_display_name"]),
+        window,
+        _version(row, "champion"),
+        _version(row, "challenger"),
+        "yes" if row["promoted"] else "no",
+        str(row["reason"]),
+    ]
+
+
+@decisions_app.command("list")
+def list_decisions(
+    model: Annotated[str, typer.Option(help="Only this model display name")] = "",
+    table: Annotated[
+        str, typer.Option(help="PROJECT.DATASET.TABLE (default: vertexkit_decisions)")
+    ] = "",
+    limit: Annotated[int, typer.Option(help="Newest N decisions")] = 20,
+    project: Annotated[str | None, typer.Option(help="GCP project (default: local)")] = None,
+    home: Annotated[Path | None, typer.Option(help="Local cloud state directory")] = None,
+) -> None:
+    """The newest retraining decisions: window, both versions and metrics, promoted, why."""
+    from vertexkit.runtime.retraining import list_decisions as read_decisions
+    from vertexkit.specs import SpecError
+
+    with cloud_for_command(project, None, home) as context:
+        try:
+            rows = read_decisions(context, table, model, limit)
+        except SpecError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(code=2) from exc
+    if not rows:
+        console.print("no retraining decisions recorded yet")
+        return
+    view = Table(*COLUMNS)
+    for row in rows:
+        view.add_row(*_cells(row))
+    console.print(view)

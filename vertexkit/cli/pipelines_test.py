@@ -1,0 +1,56 @@
+"""`vertexkit run` refuses bad parameters with one line and a non-zero exit, creating nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vertexkit.cli import app
+from vertexkit.local import LocalCloud
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("colour=red", "--param colour: unknown parameter"),
+        ("n_estimators=many", "--param n_estimators='many': expected an integer"),
+        ("machine_type=n1-giant-7", "--param machine_type: unknown machine type 'n1-giant-7'"),
+        (
+            "accelerator_type=NVIDIA_TESLA_A100",
+            "--param accelerator_type: NVIDIA_TESLA_A100 cannot",
+        ),
+        ("serving_machine_type=tiny", "--param serving_machine_type: unknown machine type"),
+        (
+            "source_query=SELECT * FROM `local-project.nope.missing`",
+            "--param source_query: Not found: Dataset local-project:nope",
+        ),
+    ],
+)
+def test_bad_parameters_end_with_one_line_before_anything_is_created(
+    tmp_path: Path, param: str, message: str
+) -> None:
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["run", "training", "--home", str(home), "--param", param])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert message in " ".join(result.output.split()), result.output
+    if home.exists():  # the data check starts the local cloud: it must hold no job or model
+        with LocalCloud(home=home) as cloud:
+            context = cloud.context()
+            assert list(context.bigquery_client().list_jobs()) == []
+            assert list(context.job_client().list_custom_jobs(parent=context.parent)) == []
+
+
+def test_unknown_pipeline_names_the_built_ins(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "no-such-pipeline", "--home", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "use one of ['retraining', 'training', 'tuning']" in " ".join(result.output.split())
+
+
+def test_vertex_needs_project_and_pipeline_root() -> None:
+    result = CliRunner().invoke(app, ["run", "training", "--vertex"])
+    assert result.exit_code == 2
+    assert "--vertex needs --project and --pipeline-root" in " ".join(result.output.split())
