@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml trainers/tabular/pyproject.toml
 install: $(STAMP)
 
 run: install
-	$(BIN)/vertexkit demo
+	$(BIN)/vertexkit run training
 
 lint: install
 	$(BIN)/ruff check .

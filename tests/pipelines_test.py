@@ -6,6 +6,7 @@ does, and checks what a user would: the model version, the decision, what the en
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -53,24 +54,53 @@ def _serving_state(run: LocalRun) -> dict[str, Any]:
     }
 
 
-def _run(name: str, home: Path, assignments: list[str]) -> tuple[LocalRun, dict[str, Any]]:
+def _cli_views(run: LocalRun) -> dict[str, str]:
+    """`vertexkit models list`, `endpoints list` and `predict` against the running local cloud
+    (run_local has pointed this process's environment at it)."""
+    from typer.testing import CliRunner
+
+    from vertexkit.cli import app
+
+    cli = CliRunner()
+    instances = '[["Biscoe", 48.6, 16.0, 230.0, 5800.0, "MALE"]]'
+    outputs = {}
+    for name, args in {
+        "models": ["models", "list"],
+        "endpoints": ["endpoints", "list"],
+        "predict": ["predict", run.params["endpoint_display_name"], "--instances", instances],
+    }.items():
+        result = cli.invoke(app, args, env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        outputs[name] = result.output
+    return outputs
+
+
+def _run(
+    name: str, home: Path, assignments: list[str], with_cli: bool = False
+) -> tuple[LocalRun, dict[str, Any]]:
     pipeline_yaml, params = runner.prepare(name, assignments)
     state: dict[str, Any] = {}
-    run = runner.run_local(
-        name,
-        params,
-        pipeline_yaml,
-        home=home,
-        while_running=lambda finished: state.update(_serving_state(finished)),
-    )
+
+    def inspect(finished: LocalRun) -> None:
+        state.update(_serving_state(finished))
+        if with_cli:
+            state["cli"] = _cli_views(finished)
+
+    run = runner.run_local(name, params, pipeline_yaml, home=home, while_running=inspect)
     return run, state
 
 
 @pytest.mark.slow
 def test_training_promotes_then_caches_then_keeps_the_champion(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    first, served = _run("training", home, [])
+    first, served = _run("training", home, [], with_cli=True)
     assert first.outputs["promoted"] is True
+    model_id = first.outputs["model"].metadata["resourceName"].split("/")[-1].split("@")[0]
+    assert model_id in served["cli"]["models"] and "default" in served["cli"]["models"]
+    assert f"{model_id}@1" in served["cli"]["endpoints"] and "100%" in served["cli"]["endpoints"]
+    assert json.loads(served["cli"]["predict"])["predictions"] == [
+        "Gentoo penguin (Pygoscelis papua)"
+    ]
     assert first.outputs["metrics"].metadata["accuracy"] > 0.9
     assert served["default"] == ["1"] and served["deployed_versions"] == ["1"]
     assert served["prediction"] == "Gentoo penguin (Pygoscelis papua)"

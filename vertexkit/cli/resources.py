@@ -29,12 +29,12 @@ def list_models(
     from google.cloud import aiplatform
 
     with cloud_for_command(project, region, home):
-        table = Table("display name", "resource name", "version", "aliases", "created")
+        table = _table("model", "id", "version", "aliases", "created")
         for model in aiplatform.Model.list():
             for version in model.versioning_registry.list_versions():
                 table.add_row(
                     model.display_name,
-                    model.resource_name,
+                    model.name,
                     str(version.version_id),
                     ", ".join(version.version_aliases or []),
                     str(version.version_create_time)[:19],
@@ -50,19 +50,27 @@ def list_endpoints(
     from google.cloud import aiplatform
 
     with cloud_for_command(project, region, home):
-        table = Table("display name", "resource name", "deployed model", "model", "traffic")
+        table = _table("endpoint", "id", "deployed model", "model@version", "traffic")
         for endpoint in aiplatform.Endpoint.list():
             split = endpoint.traffic_split or {}
             deployed = endpoint.list_models() or [None]
             for model in deployed:
                 table.add_row(
                     endpoint.display_name,
-                    endpoint.resource_name,
+                    endpoint.name,
                     model.id if model else "-",
-                    f"{model.model}@{model.model_version_id}" if model else "-",
+                    f"{model.model.rsplit('/', 1)[-1]}@{model.model_version_id}" if model else "-",
                     f"{split.get(model.id, 0)}%" if model else "-",
                 )
         console.print(table)
+
+
+def _table(*columns: str) -> Table:
+    """A table whose cells wrap instead of being cut: IDs must stay copyable."""
+    table = Table()
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
 
 
 def _load_instances(instances: str) -> list[Any]:

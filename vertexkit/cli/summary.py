@@ -16,6 +16,8 @@ def summarize(console: Console, run: LocalRun) -> None:
     """Prints the run's summary; called while the local cloud still serves the endpoint."""
     outputs = run.outputs
     table = Table(title=f"{run.name}: finished in {run.seconds:.1f} s", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")  # resource names must stay whole to be copied
     model = outputs.get("model")
     if model is not None:
         table.add_row("model version", model.metadata.get("resourceName", model.uri))
