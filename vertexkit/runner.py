@@ -1,9 +1,16 @@
 """`vertexkit run`: one compiled pipeline, run on the local cloud or submitted to Vertex AI.
 
-Locally, the local cloud starts in-process (its state kept under VERTEXKIT_HOME), the task
-processes inherit the environment that points the Google clients at it, and the compiled YAML
-runs through `kfp.local` with caching on. The pipeline root is a folder of the local Cloud
-Storage, so every artifact is also reachable as a `gs://` URI.
+One path for both targets (`run_pipeline_job`, `submit_vertex_job`): the request is the one
+`aiplatform.PipelineJob` builds (parameters, pipeline root, the caching rewrite of every task),
+created as a PipelineJob and followed to its end with `vertexkit.pipeline_jobs.follow`. Locally
+the job is created through the GAPIC client on an in-process local cloud, which runs it with
+`kfp.local` in a separate process and reports every task the way Vertex does.
+
+`run_local` (below) is the older in-process path, kept for the tests and the benchmark that
+read kfp.local's outputs directly. There, the local cloud starts in-process (its state kept
+under VERTEXKIT_HOME), the task processes inherit the environment that points the Google
+clients at it, and the compiled YAML runs through `kfp.local` with caching on. The pipeline
+root is a folder of the local Cloud Storage, so every artifact is also a `gs://` URI.
 """
 
 from __future__ import annotations
@@ -23,6 +30,19 @@ from vertexkit.pipeline_registry import short_name
 from vertexkit.preflight import check_data, check_parameters
 
 PIPELINE_BUCKET_SUFFIX = "-vertexkit-pipelines"
+
+
+@dataclass
+class FinishedRun:
+    """A pipeline job that ended SUCCEEDED: its final JSON and the outputs read back from it."""
+
+    name: str
+    job: dict[str, Any]
+    outputs: dict[str, Any]  # pipeline output -> artifact dict or parameter value
+    seconds: float
+    pipeline_root: str
+    context: CloudContext
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +133,117 @@ def run_local(
             if while_running:
                 while_running(run)
         return run
+
+
+def run_pipeline_job(
+    name_or_ref: str,
+    params: dict[str, Any],
+    pipeline_yaml: str,
+    home: Path | None = None,
+    enable_caching: bool = True,
+    emit: Callable[[str], None] = print,
+    while_running: Callable[[FinishedRun], None] | None = None,
+) -> FinishedRun:
+    """Creates a PipelineJob on an in-process local cloud and follows it to the end.
+
+    `while_running` gets the finished run before the local cloud stops (the summary sends a
+    prediction to the deployed endpoint). A failed or cancelled job raises PipelineJobFailed
+    naming the failed tasks; Ctrl-C cancels the job before the local cloud stops.
+    """
+    from google.auth.credentials import AnonymousCredentials
+
+    from vertexkit import pipeline_jobs
+    from vertexkit.local import LocalCloud
+
+    name = short_name(name_or_ref)
+    with LocalCloud(home=home) as cloud:
+        context = cloud.context()
+        root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
+        cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
+        filled = {"project": context.project, "location": context.region, **params}
+        check_data(context, effective_values(pipeline_yaml, _only_declared(pipeline_yaml, filled)))
+        with _patched_environ(cloud.env()):
+            sdk_job = build_vertex_job(
+                name,
+                params,
+                pipeline_yaml,
+                context.project,
+                context.region,
+                root_uri,
+                enable_caching=enable_caching,
+                work_dir=cloud.home / "pipelines",
+                credentials=AnonymousCredentials(),  # built offline, sent by the GAPIC client
+            )
+            request = pipeline_jobs.request_from_sdk_job(sdk_job)
+            job_name = pipeline_jobs.create_job(context, request, sdk_job.job_id)
+            emit(f"created {job_name}")
+            try:
+                job = pipeline_jobs.follow(context, job_name, emit)
+            except KeyboardInterrupt:
+                context.pipeline_client().cancel_pipeline_job(name=job_name)
+                raise
+            try:
+                pipeline_jobs.raise_unless_succeeded(job)
+            except pipeline_jobs.PipelineJobFailed as exc:
+                log = cloud.home / "vertex" / "pipelineJobs" / job_name.rsplit("/", 1)[-1]
+                raise pipeline_jobs.PipelineJobFailed(
+                    f"{exc} (task logs: {log / 'driver.log'})"
+                ) from None
+            run = FinishedRun(
+                name=name,
+                job=job,
+                outputs=pipeline_jobs.pipeline_outputs(job),
+                seconds=_job_seconds(job),
+                pipeline_root=_job_root(job, context.project),
+                context=context,
+                params=effective_values(pipeline_yaml, _job_parameters(job)),
+            )
+            if while_running:
+                while_running(run)
+        return run
+
+
+def submit_vertex_job(
+    sdk_job: Any,
+    service_account: str | None,
+    wait: bool,
+    emit: Callable[[str], None] = print,
+) -> dict[str, Any] | None:
+    """Submits the job to Vertex AI and, with `wait`, follows it like a local one."""
+    from vertexkit import pipeline_jobs
+
+    sdk_job.submit(service_account=service_account)
+    emit(f"submitted {sdk_job.resource_name}")
+    emit(f"console: {sdk_job._dashboard_uri()}")
+    if not wait:
+        return None
+    context = CloudContext(project=sdk_job.project, region=sdk_job.location)
+    job = pipeline_jobs.follow(context, sdk_job.resource_name, emit)
+    pipeline_jobs.raise_unless_succeeded(job)
+    return job
+
+
+def _job_root(job: dict[str, Any], project: str) -> str:
+    """Where the job's artifacts live: `<pipeline root>/<project>/<job id>`, as on Vertex
+    (which uses the project number there)."""
+    root = job.get("runtimeConfig", {}).get("gcsOutputDirectory", "").rstrip("/")
+    return f"{root}/{project}/{job.get('name', '').rsplit('/', 1)[-1]}"
+
+
+def _job_parameters(job: dict[str, Any]) -> dict[str, Any]:
+    return dict(job.get("runtimeConfig", {}).get("parameterValues") or {})
+
+
+def _job_seconds(job: dict[str, Any]) -> float:
+    from vertexkit.pipeline_jobs import parse_time
+
+    start, end = parse_time(job.get("startTime")), parse_time(job.get("endTime"))
+    return (end - start).total_seconds() if start and end else 0.0
+
+
+def _only_declared(pipeline_yaml: str, values: dict[str, Any]) -> dict[str, Any]:
+    declared = _declared(pipeline_yaml)
+    return {key: value for key, value in values.items() if key in declared}
 
 
 def _declared(pipeline_yaml: str) -> set[str]:

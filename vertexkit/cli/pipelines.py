@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from vertexkit import compiler, pipeline_registry, runner
+from vertexkit.pipeline_jobs import PipelineJobFailed
 from vertexkit.pipeline_params import ParameterError
 from vertexkit.preflight import PreflightError
 
@@ -62,6 +63,9 @@ def run_command(
     service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
     image: Annotated[str | None, typer.Option(help="Runtime image (with --vertex)")] = None,
     home: Annotated[Path | None, typer.Option(help="Local cloud state directory")] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait/--no-wait", help="Follow the job to its end (with --vertex)")
+    ] = True,
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
     try:
@@ -79,23 +83,31 @@ def run_command(
             service_account,
             image,
             not no_cache,
+            wait,
         )
         return
     from vertexkit.cli.summary import summarize
 
     try:
-        runner.run_local(
+        runner.run_pipeline_job(
             name,
             params,
             pipeline_yaml,
             home=home,
             enable_caching=not no_cache,
+            emit=progress,
             while_running=lambda run: summarize(console, run),
         )
     except PreflightError as exc:
         fail(str(exc))
-    except RuntimeError as exc:
-        fail(f"pipeline {name!r} failed: {exc} The failing task's log is above.")
+    except PipelineJobFailed as exc:
+        fail(f"pipeline {name!r} {exc}")
+
+
+def progress(line: str) -> None:
+    """One line per task state change, printed as it is seen."""
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
+    sys.stdout.flush()
 
 
 def _submit_to_vertex(
@@ -108,6 +120,7 @@ def _submit_to_vertex(
     service_account: str | None,
     image: str | None,
     caching: bool,
+    wait: bool,
 ) -> None:
     if not project or not pipeline_root:
         fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
@@ -120,7 +133,7 @@ def _submit_to_vertex(
         )
     except ValueError as exc:
         fail(str(exc))
-    job.submit(service_account=service_account)
-    console.print(f"submitted {job.resource_name}")
-    console.print(f"console: {job._dashboard_uri()}")
-    sys.stdout.flush()
+    try:
+        runner.submit_vertex_job(job, service_account, wait, emit=progress)
+    except PipelineJobFailed as exc:
+        fail(f"pipeline {name!r} {exc}")

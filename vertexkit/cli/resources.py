@@ -12,7 +12,6 @@ from rich.table import Table
 
 from vertexkit.cli.cloud import cloud_for_command
 
-console = Console()
 models_app = typer.Typer(no_args_is_help=True, help="Models in the Model Registry.")
 endpoints_app = typer.Typer(no_args_is_help=True, help="Endpoints and their deployed models.")
 
@@ -39,7 +38,7 @@ def list_models(
                     ", ".join(version.version_aliases or []),
                     str(version.version_create_time)[:19],
                 )
-        console.print(table)
+        Console().print(table)
 
 
 @endpoints_app.command("list")
@@ -62,7 +61,7 @@ def list_endpoints(
                     f"{model.model.rsplit('/', 1)[-1]}@{model.model_version_id}" if model else "-",
                     f"{split.get(model.id, 0)}%" if model else "-",
                 )
-        console.print(table)
+        Console().print(table)
 
 
 def _table(*columns: str) -> Table:
@@ -107,7 +106,7 @@ def predict(
         if not matches:
             raise typer.BadParameter(f"no endpoint named {endpoint!r}", param_hint="ENDPOINT")
         response = matches[-1].predict(instances=rows)
-        console.print_json(
+        Console().print_json(
             json.dumps(
                 {
                     "predictions": list(response.predictions),

@@ -1,5 +1,10 @@
 """What `vertexkit run` prints at the end: the model version, its metrics, the comparison's
-decision, the endpoint and a sample prediction."""
+decision, the endpoint and a sample prediction.
+
+Everything comes from the finished PipelineJob (its task details, resolved to the pipeline's
+outputs by `vertexkit.pipeline_jobs.pipeline_outputs`), so it reads the same for every pipeline
+and for a job on Vertex AI; the endpoint is found by its display name through the SDK.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +14,27 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from vertexkit.runner import LocalRun
+from vertexkit.runner import FinishedRun
 
 
-def summarize(console: Console, run: LocalRun) -> None:
+def summarize(console: Console, run: FinishedRun) -> None:
     """Prints the run's summary; called while the local cloud still serves the endpoint."""
     outputs = run.outputs
-    table = Table(title=f"{run.name}: finished in {run.seconds:.1f} s", show_header=False)
+    job_id = run.job.get("name", "").rsplit("/", 1)[-1]
+    title = f"{run.name}: {job_id} finished in {run.seconds:.1f} s"
+    table = Table(title=title, show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")  # resource names must stay whole to be copied
     model = outputs.get("model")
     if model is not None:
-        table.add_row("model version", model.metadata.get("resourceName", model.uri))
+        table.add_row("model version", model.get("metadata", {}).get("resourceName", model["uri"]))
     metrics = outputs.get("metrics")
     if metrics is not None:
-        shown = {k: v for k, v in metrics.metadata.items() if isinstance(v, (int, float))}
+        shown = {
+            key: value
+            for key, value in metrics.get("metadata", {}).items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+        }
         table.add_row("metrics", ", ".join(f"{k}={v:.4g}" for k, v in sorted(shown.items())))
     if "decision" in outputs:
         verdict = "promoted" if outputs.get("promoted") else "kept the champion"
@@ -39,7 +50,7 @@ def summarize(console: Console, run: LocalRun) -> None:
     console.print(table)
 
 
-def _endpoint(run: LocalRun) -> Any | None:
+def _endpoint(run: FinishedRun) -> Any | None:
     from google.cloud import aiplatform
 
     name = run.params.get("endpoint_display_name")
@@ -50,7 +61,7 @@ def _endpoint(run: LocalRun) -> Any | None:
     return endpoints[-1] if endpoints else None
 
 
-def _sample_prediction(run: LocalRun, endpoint: Any) -> tuple[list | None, Any]:
+def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, Any]:
     """The first test row, in the deployed model's feature order, sent to the endpoint."""
     import pandas as pd
 
@@ -58,10 +69,10 @@ def _sample_prediction(run: LocalRun, endpoint: Any) -> tuple[list | None, Any]:
     deployed = endpoint.list_models()
     if test_data is None or not deployed:
         return None, None
-    model_dir = _model_dir(run, deployed[0])
+    model_dir = _model_dir(deployed[0])
     columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
     filesystem = run.context.gcs_filesystem()
-    shards = filesystem.glob(test_data.uri)  # the export writes `data-*.parquet` shards
+    shards = filesystem.glob(test_data["uri"])  # the export writes `data-*.parquet` shards
     if not shards:
         return None, None
     with filesystem.open(shards[0], "rb") as handle:
@@ -75,13 +86,13 @@ def _sample_prediction(run: LocalRun, endpoint: Any) -> tuple[list | None, Any]:
     return instance, response.predictions[0]
 
 
-def _model_dir(run: LocalRun, deployed_model: Any) -> str:
+def _model_dir(deployed_model: Any) -> str:
     from google.cloud import aiplatform
 
     version = f"{deployed_model.model}@{deployed_model.model_version_id}"
     return aiplatform.Model(version).uri.rstrip("/")
 
 
-def _read_text(run: LocalRun, uri: str) -> str:
+def _read_text(run: FinishedRun, uri: str) -> str:
     bucket, _, name = uri.removeprefix("gs://").partition("/")
     return run.context.storage_client().bucket(bucket).blob(name).download_as_text()

@@ -11,6 +11,11 @@ The seam: both kfp.local orchestrators run every leaf task through
 really runs (not a cache hit) goes through `task_dispatcher.run_single_task_implementation`.
 Wrapping those two functions gives each task's start, end, status and cache hit without
 parsing kfp's log lines.
+
+A finished task's event also carries its outputs the way Vertex reports them in
+`PipelineTaskDetail`: artifacts as `{name: {"artifacts": [{uri, schemaTitle, metadata}]}}`
+(paths under the pipeline root shown as the `gs://` URIs they are on the local Cloud Storage)
+and output parameters as `output:NAME` keys of the task's execution metadata.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import re
 import sys
 import threading
 import traceback
@@ -74,14 +80,86 @@ class _TaskOutput(io.TextIOBase):
         self._target.flush()
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# kfp.local's own lines around a task's output: rules and "12:00:00.123 - ERROR - Task ..." logs.
+_KFP_DECORATION = re.compile(r"^(-{10,}|\d\d:\d\d:\d\d\.\d+ - [A-Z]+ - .*)$")
+
+
 def _error_summary(lines: list[str]) -> str:
-    """The exception line of a traceback, with the tail for context."""
-    exception_lines = [line for line in lines if not line.startswith((" ", "\t", "Traceback"))]
+    """The exception line of a traceback (or the program's last error line), with the tail."""
+    lines = [_ANSI.sub("", line) for line in lines]
+    exception_lines = [
+        line
+        for line in lines
+        if not line.startswith((" ", "\t", "Traceback")) and not _KFP_DECORATION.match(line)
+    ]
     headline = exception_lines[-1].strip() if exception_lines else "the task exited non-zero"
     return headline + ("\n" + "\n".join(lines) if lines else "")
 
 
-def _hook_task_events(events: EventLog, output: _TaskOutput) -> None:
+class OutputRecorder:
+    """Turns kfp.local's task outputs into Vertex's task-detail fields (see the module doc)."""
+
+    def __init__(self, root_path: str, root_uri: str | None) -> None:
+        self._root_path = root_path.rstrip("/")
+        self._root_uri = root_uri.rstrip("/") if root_uri else None
+
+    def fields(
+        self, outputs: dict[str, Any] | None, schemas: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """`schemas`: the component's declared artifact types (kfp.local reports a type it
+        does not know, such as google.VertexModel, as system.Artifact; Vertex reports it)."""
+        artifacts: dict[str, Any] = {}
+        parameters: dict[str, Any] = {}
+        for name, value in (outputs or {}).items():
+            if _is_artifact(value) or (
+                isinstance(value, list) and value and all(map(_is_artifact, value))
+            ):
+                listed = value if isinstance(value, list) else [value]
+                schema = (schemas or {}).get(name)
+                artifacts[name] = {"artifacts": [self._artifact(a, schema) for a in listed]}
+            else:
+                parameters[f"output:{name}"] = _json_value(value)
+        return {"outputs": artifacts, "execution_metadata": parameters}
+
+    def _artifact(self, artifact: Any, schema: str | None) -> dict[str, Any]:
+        return {
+            "displayName": artifact.name,
+            "uri": self.uri(artifact.uri),
+            "schemaTitle": schema or artifact.schema_title,
+            "schemaVersion": getattr(artifact, "schema_version", "0.0.1"),
+            "state": "LIVE",
+            "metadata": _json_value(dict(artifact.metadata or {})),
+        }
+
+    def uri(self, uri: str) -> str:
+        if self._root_uri and (uri == self._root_path or uri.startswith(self._root_path + "/")):
+            return self._root_uri + uri[len(self._root_path) :]
+        return uri
+
+
+def _declared_schemas(task_spec: Any, components: Any) -> dict[str, str]:
+    """Output artifact name -> schema title, from the task's component spec."""
+    try:
+        component = components[task_spec.component_ref.name]
+        declared = component.output_definitions.artifacts
+        return {name: spec.artifact_type.schema_title for name, spec in declared.items()}
+    except (AttributeError, KeyError, TypeError):
+        return {}
+
+
+def _is_artifact(value: Any) -> bool:
+    from kfp import dsl
+
+    return isinstance(value, dsl.Artifact)
+
+
+def _json_value(value: Any) -> Any:
+    """A value a protobuf Struct can hold (what Vertex stores metadata as)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _hook_task_events(events: EventLog, output: _TaskOutput, recorder: OutputRecorder) -> None:
     from kfp.local import status, task_dispatcher
     from kfp.local.orchestrator import task_executor
 
@@ -106,7 +184,8 @@ def _hook_task_events(events: EventLog, output: _TaskOutput) -> None:
             raise
         if task_status == status.Status.SUCCESS:
             kind = "task_succeeded" if local.executed else "task_cached"
-            events.write(kind, task_id=task_id, task=task_name)
+            schemas = _declared_schemas(kwargs.get("task_spec"), kwargs.get("components"))
+            events.write(kind, task_id=task_id, task=task_name, **recorder.fields(outputs, schemas))
         else:
             error = _error_summary(list(output.tail()))
             events.write("task_failed", task_id=task_id, task=task_name, error=error)
@@ -134,7 +213,8 @@ def run(job_dir: Path) -> int:
     events = EventLog(job_dir / EVENTS_FILE)
     output = _TaskOutput(sys.stdout)
     sys.stdout = output  # type: ignore[assignment]
-    _hook_task_events(events, output)
+    recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
+    _hook_task_events(events, output, recorder)
     local.init(
         runner=local.SubprocessRunner(use_venv=False),
         pipeline_root=settings["pipelineRoot"],

@@ -53,13 +53,21 @@ class PipelineRunner:
             thread.join(timeout=KILL_GRACE_SECONDS + 2)
 
     # -- jobs ----------------------------------------------------------------------------------
-    def start(self, job: Resource, pipeline_root: Path, enable_caching: bool) -> None:
+    def start(
+        self,
+        job: Resource,
+        pipeline_root: Path,
+        enable_caching: bool,
+        pipeline_root_uri: str | None = None,
+    ) -> None:
         job_dir = self.jobs_home / job["name"].rsplit("/", 1)[-1]
         job_dir.mkdir(parents=True, exist_ok=True)
         settings = {
             "pipelineSpec": job["pipelineSpec"],
             "parameterValues": job.get("runtimeConfig", {}).get("parameterValues", {}),
             "pipelineRoot": str(pipeline_root),
+            # artifacts are reported by their gs:// URI, as Vertex reports them
+            "pipelineRootUri": pipeline_root_uri or self._gs_uri(pipeline_root),
             "enableCaching": enable_caching,
             "cacheRoot": str(self.backend.home / "kfp-cache"),
         }
@@ -70,6 +78,15 @@ class PipelineRunner:
         )
         self._threads[job["name"]] = thread
         thread.start()
+
+    def _gs_uri(self, path: Path) -> str | None:
+        """The gs:// URI of a folder of the local Cloud Storage (objects are plain files)."""
+        try:
+            return (
+                "gs://" + path.resolve().relative_to(self.backend.storage.home.resolve()).as_posix()
+            )
+        except ValueError:
+            return None
 
     def cancel(self, name: str) -> None:
         self._kill(name)
@@ -192,6 +209,7 @@ class _EventFollower:
             }[kind]
             if task:
                 models.set_task_state(task, state, at, event.get("error"))
+                _record_outputs(task, event)
             if kind == "task_failed":
                 self._failed_tasks.append(event["task"])
         elif kind == "pipeline_failed":
@@ -220,6 +238,21 @@ class _EventFollower:
             reason = self._pipeline_error or f"the pipeline process exited with {returncode}"
             models.end_open_tasks(job, models.TASK_FAILED)
             _fail(job, reason)
+
+
+def _record_outputs(task: Resource, event: dict[str, Any]) -> None:
+    """Vertex's shape: artifacts in `outputs`, output parameters as `output:NAME` in the
+    task's execution metadata (what the Vertex console and `task_details` show)."""
+    if event.get("outputs"):
+        task["outputs"] = event["outputs"]
+    metadata = event.get("execution_metadata")
+    if metadata is not None:
+        task["execution"] = {
+            "displayName": task["taskName"],
+            "state": "CACHED" if task["state"] == models.TASK_SKIPPED else "COMPLETE",
+            "schemaTitle": "system.ContainerExecution",
+            "metadata": metadata,
+        }
 
 
 def _finish_cancelled(job: Resource) -> None:

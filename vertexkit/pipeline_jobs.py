@@ -1,0 +1,238 @@
+"""Following a PipelineJob to its end, on Vertex AI or on the local cloud, the same way.
+
+`follow` polls the job with backoff (`vertexkit.runtime.polling`) through the GAPIC
+`PipelineServiceClient` and reports each task's state change as it is seen: one line with the
+time, the task, its state and, once it ended, its duration (a failed task: its error).
+
+`pipeline_outputs` reads a finished job's outputs back from its task details, the way Vertex
+reports them: artifacts in `PipelineTaskDetail.outputs` (`uri`, `schemaTitle`, `metadata`) and
+output parameters as `output:NAME` in the task's execution metadata. The pipeline spec's root
+DAG says which task produced which pipeline output, so this works for every pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from vertexkit.runtime.polling import poll_until
+
+if TYPE_CHECKING:
+    from google.cloud import aiplatform_v1
+
+    from vertexkit.context import CloudContext
+
+JOB_TERMINAL = {"PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED"}
+TASK_ENDED = {"SUCCEEDED", "SKIPPED", "FAILED", "CANCELLED"}
+
+
+class PipelineJobFailed(RuntimeError):
+    """The job ended FAILED or CANCELLED; the message names the failed tasks and their errors."""
+
+
+def as_dict(job: aiplatform_v1.PipelineJob) -> dict[str, Any]:
+    """The job as Vertex's JSON (camelCase, enums by name, Structs as plain dicts)."""
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(type(job).pb(job))
+
+
+def create_job(ctx: CloudContext, request: aiplatform_v1.PipelineJob, job_id: str) -> str:
+    """Creates the job through the GAPIC client (not `PipelineJob.submit()`, whose bucket check
+    asks Resource Manager, a hard-coded Google host, for the project number); returns its name."""
+    created = ctx.pipeline_client().create_pipeline_job(
+        parent=ctx.parent, pipeline_job=request, pipeline_job_id=job_id
+    )
+    return created.name
+
+
+def request_from_sdk_job(sdk_job: Any) -> aiplatform_v1.PipelineJob:
+    """The request `aiplatform.PipelineJob.submit()` would send, as an `aiplatform_v1` message."""
+    from google.cloud import aiplatform_v1
+
+    resource = sdk_job._gca_resource  # built offline by the SDK's constructor
+    if isinstance(resource, aiplatform_v1.PipelineJob):
+        return resource
+    return aiplatform_v1.PipelineJob.deserialize(type(resource).serialize(resource))
+
+
+@dataclass
+class TaskProgress:
+    """Remembers each task's last state and prints one line per change."""
+
+    emit: Callable[[str], None]
+    seen: dict[str, str] = field(default_factory=dict)
+    job_state: str = ""
+
+    def observe(self, job: dict[str, Any]) -> None:
+        """Job state first while it runs, last once it ended: the lines read in time order."""
+        ended = job.get("state") in JOB_TERMINAL
+        if not ended:
+            self._observe_job(job)
+        self._observe_tasks(job)
+        if ended:
+            self._observe_job(job)
+
+    def _observe_tasks(self, job: dict[str, Any]) -> None:
+        root_ids = _root_task_ids(job)
+        for task in job.get("jobDetail", {}).get("taskDetails", []):
+            if task.get("taskId") in root_ids:
+                continue  # the pipeline itself: reported by the job's state below
+            state = task.get("state", "STATE_UNSPECIFIED")
+            key = task.get("taskId") or task.get("taskName", "")
+            if self.seen.get(key) != state:
+                self.seen[key] = state
+                self.emit(task_line(task))
+
+    def _observe_job(self, job: dict[str, Any]) -> None:
+        state = job.get("state", "")
+        if state != self.job_state:
+            self.job_state = state
+            self.emit(f"{_clock(job.get('updateTime'))}  {'job':<28} {_short(state)}")
+
+
+def task_line(task: dict[str, Any]) -> str:
+    state = task.get("state", "")
+    when = task.get("endTime") if state in TASK_ENDED else task.get("startTime")
+    line = f"{_clock(when)}  {task.get('taskName', '?'):<28} {state:<10}"
+    seconds = duration_seconds(task)
+    if state == "SKIPPED":
+        line += "  (cached)"
+    elif seconds is not None and state in TASK_ENDED:
+        line += f" {seconds:7.1f} s"
+    if state == "FAILED" and task.get("error", {}).get("message"):
+        line += f"  {first_line(task['error']['message'])}"
+    return line.rstrip()
+
+
+def follow(
+    ctx: CloudContext,
+    job_name: str,
+    emit: Callable[[str], None],
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """Polls the job until it ends, printing task changes; returns the final job as JSON."""
+    from vertexkit.runtime.polling import cap_for
+
+    client = ctx.pipeline_client()
+    progress = TaskProgress(emit)
+    return poll_until(
+        lambda: as_dict(client.get_pipeline_job(name=job_name)),
+        lambda job: job.get("state") in JOB_TERMINAL,
+        cap=cap_for(ctx),
+        timeout=timeout,
+        describe=f"pipeline job {job_name}",
+        on_poll=progress.observe,
+    )
+
+
+def raise_unless_succeeded(job: dict[str, Any]) -> None:
+    state = job.get("state", "")
+    if state == "PIPELINE_STATE_SUCCEEDED":
+        return
+    failed = [
+        task
+        for task in job.get("jobDetail", {}).get("taskDetails", [])
+        if task.get("state") == "FAILED" and task.get("taskId") not in _root_task_ids(job)
+    ]
+    if failed:
+        reasons = "; ".join(
+            f"task {t.get('taskName')!r}: {first_line(t.get('error', {}).get('message', ''))}"
+            for t in failed
+        )
+        raise PipelineJobFailed(f"{_short(state).lower()}: {reasons}")
+    message = job.get("error", {}).get("message") or "no error reported"
+    raise PipelineJobFailed(f"{_short(state).lower()}: {first_line(message)}")
+
+
+# -- outputs ---------------------------------------------------------------------------------------
+def task_outputs(job: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Task name -> {output name: artifact dict (the first) or parameter value}."""
+    found: dict[str, dict[str, Any]] = {}
+    for task in job.get("jobDetail", {}).get("taskDetails", []):
+        outputs: dict[str, Any] = {}
+        for name, listed in (task.get("outputs") or {}).items():
+            artifacts = listed.get("artifacts") or []
+            if artifacts:
+                outputs[name] = artifacts[0]
+        metadata = (task.get("execution") or {}).get("metadata") or {}
+        for key, value in metadata.items():
+            if key.startswith("output:"):
+                outputs[key.removeprefix("output:")] = _parameter_value(value)
+        found[task.get("taskName", "")] = outputs
+    return found
+
+
+def pipeline_outputs(job: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline's declared outputs, resolved through the root DAG to the producing tasks."""
+    dag_outputs = job.get("pipelineSpec", {}).get("root", {}).get("dag", {}).get("outputs", {})
+    by_task = task_outputs(job)
+    resolved: dict[str, Any] = {}
+    for name, spec in (dag_outputs.get("artifacts") or {}).items():
+        for selector in spec.get("artifactSelectors", []):
+            value = by_task.get(selector["producerSubtask"], {}).get(selector["outputArtifactKey"])
+            if value is not None:
+                resolved[name] = value
+    for name, spec in (dag_outputs.get("parameters") or {}).items():
+        source = spec.get("valueFromParameter", {})
+        value = by_task.get(source.get("producerSubtask", ""), {}).get(
+            source.get("outputParameterKey", "")
+        )
+        if value is not None:
+            resolved[name] = value
+    return resolved
+
+
+def _parameter_value(value: Any) -> Any:
+    """Vertex may store a structured output parameter as its JSON text."""
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+# -- small helpers ---------------------------------------------------------------------------------
+def _root_task_ids(job: dict[str, Any]) -> set[str]:
+    return {
+        task.get("taskId", "")
+        for task in job.get("jobDetail", {}).get("taskDetails", [])
+        if not task.get("parentTaskId") or task.get("parentTaskId") == "0"
+    }
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    text = value.replace("Z", "+00:00")
+    head, dot, rest = text.partition(".")
+    if dot:  # Python < 3.11 takes at most 6 fraction digits
+        digits = "".join(c for c in rest if c.isdigit())
+        text = f"{head}.{digits[:6]}{rest[len(digits) :]}"
+    return datetime.fromisoformat(text)
+
+
+def duration_seconds(task: dict[str, Any]) -> float | None:
+    start, end = parse_time(task.get("startTime")), parse_time(task.get("endTime"))
+    if start is None or end is None:
+        return None
+    return max((end - start).total_seconds(), 0.0)
+
+
+def _clock(value: str | None) -> str:
+    moment = parse_time(value)
+    return (
+        moment.astimezone().strftime("%H:%M:%S") if moment else datetime.now().strftime("%H:%M:%S")
+    )
+
+
+def _short(state: str) -> str:
+    return state.removeprefix("PIPELINE_STATE_")
+
+
+def first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else ""
