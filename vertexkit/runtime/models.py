@@ -217,6 +217,8 @@ def decide(
     verdict = f"challenger {challenger_value:.6g} vs champion {champion_value:.6g} ({direction})"
     if gain > 0 and gain >= min_improvement:
         return True, f"{verdict}: improves by {gain:.6g} >= {min_improvement:g}"
+    if gain <= 0:
+        return False, f"{verdict}: no improvement ({gain:+.6g}); the champion stays"
     return False, f"{verdict}: improvement {gain:.6g} is below the required {min_improvement:g}"
 
 
