@@ -129,7 +129,7 @@ class Executor:
             self.finish(name, Outcome(models.FAILED, models.CODE_INVALID_ARGUMENT, str(exc)))
             return
         plan = ClusterPlan(
-            job_id=job_id,
+            job_name=name,
             job_spec=spec,
             pool_argv=pool_argv,
             log_dir=self.root / job_id,

@@ -81,6 +81,8 @@ def test_container_job_runs_with_vertex_environment(
     assert env["AIP_CHECKPOINT_DIR"] == "gs://out-bucket/run1/checkpoints/"
     assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://out-bucket/run1/logs/"
     assert env["CLOUD_ML_JOB_ID"] == job.name.rsplit("/", 1)[1]
+    assert env["CLOUD_ML_PROJECT_ID"] == job.name.split("/")[1]
+    assert env["CLOUD_ML_REGION"] == job.name.split("/")[3] == "us-central1"
     assert env["MY_SETTING"] == "7"
     assert env["STORAGE_EMULATOR_HOST"] == os.environ["STORAGE_EMULATOR_HOST"]
     cluster = json.loads(env["CLUSTER_SPEC"])

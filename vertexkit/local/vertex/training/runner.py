@@ -99,7 +99,7 @@ def _signal_group(pid: int, signum: int) -> None:
 class ClusterPlan:
     """What to run: argv per worker pool (empty pools skipped) and the env shared by all."""
 
-    job_id: str
+    job_name: str  # projects/P/locations/L/customJobs/ID (or hyperparameterTuningJobs/ID)
     job_spec: dict[str, Any]
     pool_argv: dict[int, list[str]]
     log_dir: Path
@@ -108,6 +108,10 @@ class ClusterPlan:
     trial_id: str | None = None
     extra_args: list[str] = field(default_factory=list)
     trial_env: dict[str, str] = field(default_factory=dict)  # e.g. the hypertune metric file
+
+    @property
+    def job_id(self) -> str:
+        return self.job_name.rsplit("/", 1)[1]
 
     def replicas(self) -> list[Replica]:
         addresses = {
@@ -154,8 +158,11 @@ class ClusterPlan:
             "task": {"type": TF_TASK_TYPES[pool], "index": index},
             "job": self.job_spec,
         }
+        parts = self.job_name.split("/")  # projects/P/locations/L/...
         env = {
             "CLOUD_ML_JOB_ID": self.job_id,
+            "CLOUD_ML_PROJECT_ID": parts[1],
+            "CLOUD_ML_REGION": parts[3],
             "CLUSTER_SPEC": json.dumps(cluster_spec),
             "TF_CONFIG": json.dumps(tf_config),
             "PYTHONUNBUFFERED": "1",  # so the log (and a failed job's error) is up to date

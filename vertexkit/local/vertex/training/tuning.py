@@ -299,7 +299,7 @@ class TuningRun:
     ) -> ClusterPlan:
         base = (self.trial_spec.get("baseOutputDirectory") or {}).get("outputUriPrefix")
         return ClusterPlan(
-            job_id=self.job_id,
+            job_name=self.name,
             job_spec=self.trial_spec,
             pool_argv=pool_argv,
             log_dir=trial_dir,
