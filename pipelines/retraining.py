@@ -22,15 +22,12 @@ from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
 from vertexkit.components import (
-    compare_models,
     custom_training_job,
-    deploy_model,
     evaluate_champion,
-    evaluate_model,
     record_decision,
     retraining_window,
-    upload_model,
 )
+from vertexkit.pipelines.training import register_evaluate_and_deploy
 
 
 class RetrainingOutputs(NamedTuple):
@@ -120,38 +117,32 @@ def retraining_pipeline(
         validation_data=window.outputs["validation"],
         test_data=window.outputs["test"],
     )
-    # After the champion's evaluation: the first upload of a model becomes its default version.
-    upload = upload_model(
-        project=project,
-        location=location,
-        display_name=model_display_name,
+    challenger = register_evaluate_and_deploy(
         model_dir=train.outputs["model"],
-        framework=framework,
-    ).after(champion)
-    evaluation = evaluate_model(
-        project=project,
-        location=location,
-        model=upload.outputs["model"],
         test_data=window.outputs["test"],
-        label_column=label_column,
-    )
-    comparison = compare_models(
         project=project,
         location=location,
-        challenger=upload.outputs["model"],
-        metric=comparison_metric,
+        label_column=label_column,
+        model_display_name=model_display_name,
+        endpoint_display_name=endpoint_display_name,
+        framework=framework,
+        comparison_metric=comparison_metric,
         min_improvement=min_improvement,
-    ).after(evaluation)
+        serving_machine_type=serving_machine_type,
+        traffic_percentage=traffic_percentage,
+        after=champion,
+    )
+    # Recorded as soon as the comparison decides: KFP cannot depend on a task inside dsl.If.
     recorded = record_decision(
         project=project,
         location=location,
         bq_location=bq_location,
-        challenger=upload.outputs["model"],
+        challenger=challenger.model,
         train_data=window.outputs["train"],
         test_data=window.outputs["test"],
-        promoted=comparison.outputs["Output"],
-        reason=comparison.outputs["reason"],
-        champion=comparison.outputs["champion"],
+        promoted=challenger.promoted,
+        reason=challenger.decision,
+        champion=challenger.champion,
         watermark_used=window.outputs["watermark_used"],
         new_watermark=window.outputs["new_watermark"],
         metric=comparison_metric,
@@ -159,20 +150,11 @@ def retraining_pipeline(
         decisions_table=decisions_table,
     )
     recorded.set_caching_options(False)
-    with dsl.If(comparison.outputs["Output"] == True, name="challenger-promoted"):  # noqa: E712
-        deploy_model(
-            project=project,
-            location=location,
-            model=upload.outputs["model"],
-            endpoint_display_name=endpoint_display_name,
-            machine_type=serving_machine_type,
-            traffic_percentage=traffic_percentage,
-        )
     return RetrainingOutputs(
-        model=upload.outputs["model"],
-        metrics=evaluation.outputs["metrics"],
-        promoted=comparison.outputs["Output"],
-        decision=comparison.outputs["reason"],
+        model=challenger.model,
+        metrics=challenger.metrics,
+        promoted=challenger.promoted,
+        decision=challenger.decision,
         test_data=window.outputs["test"],
         new_watermark=window.outputs["new_watermark"],
     )

@@ -37,6 +37,7 @@ class PipelineOutputs(NamedTuple):
     metrics: Metrics
     promoted: bool
     decision: str
+    champion: str
     test_data: Dataset
 
 
@@ -65,8 +66,13 @@ def register_evaluate_and_deploy(
     min_improvement: float,
     serving_machine_type: str,
     traffic_percentage: int,
+    after: Any = None,
 ) -> PipelineOutputs:
-    """The tail both built-in pipelines share: upload, evaluate, compare, deploy if promoted."""
+    """The tail the built-in pipelines share: upload, evaluate, compare, deploy if promoted.
+
+    `after`: a task the upload must wait for (retraining scores the champion first, so that a
+    model's first upload, which becomes its default version, never races that evaluation).
+    """
     upload = upload_model(
         project=project,
         location=location,
@@ -74,6 +80,8 @@ def register_evaluate_and_deploy(
         model_dir=model_dir,
         framework=framework,
     )
+    if after is not None:
+        upload.after(after)
     evaluation = evaluate_model(
         project=project,
         location=location,
@@ -102,6 +110,7 @@ def register_evaluate_and_deploy(
         metrics=evaluation.outputs["metrics"],
         promoted=comparison.outputs["Output"],
         decision=comparison.outputs["reason"],
+        champion=comparison.outputs["champion"],
         test_data=test_data,
     )
 
