@@ -122,3 +122,22 @@ def page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
     if start + size < len(items):
         response["nextPageToken"] = str(start + size)
     return response
+
+
+def new_job_resource(name: str, body: Resource, queued_state: str) -> Resource:
+    """A job as created: its request body, its name, queued, stamped."""
+    now = now_rfc3339()
+    return {**body, "name": name, "state": queued_state, "createTime": now, "updateTime": now}
+
+
+def stamp_state(job: Resource, state: str, running_state: str, terminal_states: frozenset) -> None:
+    """Moves a job to `state`, stamping startTime when it first runs (Vertex: "the time the
+    job first entered RUNNING", so a job cancelled while queued has none) and endTime when it
+    ends."""
+    now = now_rfc3339()
+    job["state"] = state
+    job["updateTime"] = now
+    if state == running_state:
+        job.setdefault("startTime", now)
+    if state in terminal_states:
+        job["endTime"] = now

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from vertexkit.local.errors import bad_request
-from vertexkit.local.vertex.store import Resource, now_rfc3339
+from vertexkit.local.vertex.store import Resource, new_job_resource, now_rfc3339, stamp_state
 
 PIPELINE_JOBS = "pipelineJobs"
 SCHEDULES = "schedules"
@@ -67,20 +67,11 @@ def format_time(moment: datetime) -> str:
 
 # -- pipeline jobs --------------------------------------------------------------------------------
 def new_pipeline_job(name: str, body: Resource) -> Resource:
-    now = now_rfc3339()
-    return {**body, "name": name, "state": QUEUED, "createTime": now, "updateTime": now}
+    return new_job_resource(name, body, QUEUED)
 
 
 def set_state(job: Resource, state: str) -> None:
-    """Moves a job to `state`, stamping startTime on RUNNING and endTime on a terminal state."""
-    now = now_rfc3339()
-    job["state"] = state
-    job["updateTime"] = now
-    if state == RUNNING:
-        job.setdefault("startTime", now)
-    if state in TERMINAL_STATES:
-        job.setdefault("startTime", now)
-        job["endTime"] = now
+    stamp_state(job, state, RUNNING, frozenset(TERMINAL_STATES))
 
 
 def is_terminal(job: Resource) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vertexkit.local.vertex.store import Resource, now_rfc3339
+from vertexkit.local.vertex.store import Resource, new_job_resource, stamp_state
 
 QUEUED = "JOB_STATE_QUEUED"
 PENDING = "JOB_STATE_PENDING"
@@ -34,19 +34,11 @@ STOPPED_WITH_CLOUD = "the local cloud stopped while the job was running"
 
 
 def new_job(name: str, body: dict[str, Any]) -> Resource:
-    now = now_rfc3339()
-    return {**body, "name": name, "state": QUEUED, "createTime": now, "updateTime": now}
+    return new_job_resource(name, body, QUEUED)
 
 
 def set_state(job: Resource, state: str) -> None:
-    """Moves a job to `state`, stamping startTime on RUNNING and endTime on a terminal state."""
-    now = now_rfc3339()
-    job["state"] = state
-    job["updateTime"] = now
-    if state == RUNNING:
-        job.setdefault("startTime", now)
-    if state in TERMINAL_STATES:
-        job["endTime"] = now
+    stamp_state(job, state, RUNNING, frozenset(TERMINAL_STATES))
 
 
 def set_error(job: Resource, code: int, message: str) -> None:
