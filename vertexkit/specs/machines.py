@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud.aiplatform_v1.types import accelerator_type as accelerator_type_pb
 from pydantic import Field, field_validator
 
 from vertexkit.specs.base import SpecModel, allowed, enum_name
 from vertexkit.specs.catalog import MachineType, catalog
 from vertexkit.specs.errors import SpecError, join_path
 
-AcceleratorEnum = accelerator_type_pb.AcceleratorType
 NO_ACCELERATOR = "ACCELERATOR_TYPE_UNSPECIFIED"
 DISK_TYPES = ("pd-ssd", "pd-standard")
 MIN_DISK_GB, MAX_DISK_GB, DEFAULT_DISK_GB = 100, 64000, 100
@@ -31,7 +29,11 @@ class MachineSpec(SpecModel):
     @field_validator("accelerator_type", mode="before")
     @classmethod
     def _accelerator_name(cls, value: Any) -> Any:
-        return enum_name(value, AcceleratorEnum, "acceleratorType")
+        # Imported here: aiplatform_v1 takes ~1 s to import, and most users of the specs
+        # (BigQuery tasks, the CLI's parameter checks) never see an enum given as a number.
+        from google.cloud.aiplatform_v1.types import accelerator_type
+
+        return enum_name(value, accelerator_type.AcceleratorType, "acceleratorType")
 
     @property
     def accelerator(self) -> str | None:

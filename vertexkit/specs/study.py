@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from google.cloud.aiplatform_v1.types import study as study_pb
 from pydantic import Field, field_validator
 
 from vertexkit.specs.base import SpecModel, allowed, enum_name
@@ -32,7 +31,7 @@ class MetricSpec(SpecModel):
     @field_validator("goal", mode="before")
     @classmethod
     def _goal_name(cls, value: Any) -> Any:
-        value = enum_name(value, study_pb.StudySpec.MetricSpec.GoalType, "goal")
+        value = enum_name(value, _study_spec_pb().MetricSpec.GoalType, "goal")
         return None if value == "GOAL_TYPE_UNSPECIFIED" else value
 
     def check(self, path: str) -> None:
@@ -92,7 +91,7 @@ class ParameterSpec(SpecModel):
     @field_validator("scale_type", mode="before")
     @classmethod
     def _scale_name(cls, value: Any) -> Any:
-        return enum_name(value, study_pb.StudySpec.ParameterSpec.ScaleType, "scaleType")
+        return enum_name(value, _study_spec_pb().ParameterSpec.ScaleType, "scaleType")
 
     @property
     def kind(self) -> str:
@@ -263,18 +262,18 @@ class StudySpec(SpecModel):
     @field_validator("algorithm", mode="before")
     @classmethod
     def _algorithm_name(cls, value: Any) -> Any:
-        return enum_name(value, study_pb.StudySpec.Algorithm, "algorithm")
+        return enum_name(value, _study_spec_pb().Algorithm, "algorithm")
 
     @field_validator("observation_noise", mode="before")
     @classmethod
     def _noise_name(cls, value: Any) -> Any:
-        return enum_name(value, study_pb.StudySpec.ObservationNoise, "observationNoise")
+        return enum_name(value, _study_spec_pb().ObservationNoise, "observationNoise")
 
     @field_validator("measurement_selection_type", mode="before")
     @classmethod
     def _selection_name(cls, value: Any) -> Any:
         return enum_name(
-            value, study_pb.StudySpec.MeasurementSelectionType, "measurementSelectionType"
+            value, _study_spec_pb().MeasurementSelectionType, "measurementSelectionType"
         )
 
     def check(self, path: str) -> None:
@@ -373,3 +372,10 @@ class HyperparameterTuningJob(SpecModel):
 def validate_tuning_job(job: dict[str, Any], path: str = "") -> HyperparameterTuningJob:
     """Checks a HyperparameterTuningJob create body; returns it parsed or raises SpecError."""
     return HyperparameterTuningJob.from_api(job, path)
+
+
+def _study_spec_pb() -> Any:
+    """The StudySpec proto, imported on first use (aiplatform_v1 takes ~1 s to import)."""
+    from google.cloud.aiplatform_v1.types import study
+
+    return study.StudySpec

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from google.cloud.aiplatform_v1.types import custom_job as custom_job_pb
 from pydantic import Field, field_validator
 
 from vertexkit.specs.base import SpecModel, allowed, enum_name
@@ -203,7 +202,9 @@ class Scheduling(SpecModel):
     @field_validator("strategy", mode="before")
     @classmethod
     def _strategy_name(cls, value: Any) -> Any:
-        return enum_name(value, custom_job_pb.Scheduling.Strategy, "strategy")
+        from google.cloud.aiplatform_v1.types import custom_job  # ~1 s import: only when needed
+
+        return enum_name(value, custom_job.Scheduling.Strategy, "strategy")
 
     @property
     def timeout_seconds(self) -> float | None:
