@@ -47,6 +47,8 @@ class FinishedRun:
 
 @dataclass
 class LocalRun:
+    """A pipeline run in-process through `kfp.local`: its outputs as kfp.local returns them."""
+
     name: str
     outputs: dict[str, Any]
     seconds: float
@@ -125,10 +127,7 @@ def run_local(
             )
             task = components.load_component_from_file(str(pipeline_file))(**params)
             outputs = dict(task.outputs) if task.outputs else {}
-            effective = {
-                key: spec.get("defaultValue")
-                for key, spec in input_parameters(pipeline_yaml).items()
-            } | params
+            effective = effective_values(pipeline_yaml, params)
             run = LocalRun(name, outputs, time.monotonic() - started, root_uri, context, effective)
             if while_running:
                 while_running(run)
