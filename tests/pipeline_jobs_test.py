@@ -83,6 +83,8 @@ def tiny_template(tmp_path: Path) -> str:
 def new_job(local_cloud: LocalCloud, template: str, **kwargs: object) -> aiplatform.PipelineJob:
     local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
     kwargs.setdefault("pipeline_root", fresh_root())
+    # The SDK names jobs by the second; two quick submissions (a cached rerun) would collide.
+    kwargs.setdefault("job_id", f"tiny-{uuid.uuid4().hex[:12]}")
     return aiplatform.PipelineJob(display_name="tiny", template_path=template, **kwargs)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -174,7 +175,10 @@ def run_pipeline_job(
                 credentials=AnonymousCredentials(),  # built offline, sent by the GAPIC client
             )
             request = pipeline_jobs.request_from_sdk_job(sdk_job)
-            job_name = pipeline_jobs.create_job(context, request, sdk_job.job_id)
+            # The SDK's job ID has one-second resolution; a scheduled run or a quick rerun in the
+            # same second would collide (409), so local runs add a short random suffix.
+            job_id = f"{sdk_job.job_id}-{uuid.uuid4().hex[:6]}"
+            job_name = pipeline_jobs.create_job(context, request, job_id)
             emit(f"created {job_name}")
             try:
                 job = pipeline_jobs.follow(context, job_name, emit)
