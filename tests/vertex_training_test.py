@@ -182,6 +182,33 @@ def test_tuning_job_finds_better_parameters(sdk: CloudContext) -> None:
         assert trial.final_measurement.step_count == 2
 
 
+def test_seeded_parallel_study_is_reproducible(sdk: CloudContext) -> None:
+    """Same seed label, two trials at a time: the same suggestions in the same order, however
+    the trial processes happen to finish (TPE's later suggestions depend on earlier results)."""
+
+    def suggestions() -> list[dict]:
+        tuning = aiplatform.HyperparameterTuningJob(
+            display_name="tune-reproducible",
+            custom_job=objective_job(),
+            metric_spec={"score": "maximize"},
+            parameter_spec={
+                "lr": hpt.DoubleParameterSpec(min=1e-5, max=1.0, scale="log"),
+                "depth": hpt.IntegerParameterSpec(min=1, max=12, scale="linear"),
+                "optimizer": hpt.CategoricalParameterSpec(values=["sgd", "adam"]),
+            },
+            max_trial_count=8,
+            parallel_trial_count=2,
+            labels={"vertexkit-seed": "11"},
+        )
+        tuning.run()
+        ordered = sorted(tuning.trials, key=lambda trial: int(trial.id))
+        return [{p.parameter_id: p.value for p in t.parameters} for t in ordered]
+
+    first = suggestions()
+    assert len(first) == 8 and len({json.dumps(s, sort_keys=True) for s in first}) == 8
+    assert suggestions() == first
+
+
 def test_tuning_job_fails_after_too_many_failed_trials(sdk: CloudContext) -> None:
     tuning = aiplatform.HyperparameterTuningJob(
         display_name="tune-failing",

@@ -14,7 +14,8 @@ import itertools
 import json
 import random
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,16 @@ def _parse_line(line: str) -> dict[str, Any] | None:
 
 
 # -- the tuning job ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AskedTrial:
+    """A trial the optimiser has suggested values for, before it runs."""
+
+    optuna_trial: optuna.Trial
+    trial_id: str
+    trial_dir: Path
+    values: dict[str, Any]
+
+
 class TuningRun:
     def __init__(self, executor: Executor, job: Param, control: JobControl) -> None:
         self.executor = executor
@@ -252,43 +263,46 @@ class TuningRun:
         return int(label) if label and label.isdigit() else int(self.job_id) % 2**32
 
     def run_trials(self, study: optuna.Study, pool_argv: dict[int, list[str]]) -> None:
+        """Trials run in rounds of parallelTrialCount, asked in trial order before a round and
+        told in trial order after it. So a seeded study suggests the same values however the
+        trial processes happen to be scheduled: a reproducible local study is worth waiting for
+        each round's slowest trial (Vertex itself promises no such order)."""
         started = 0
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
-            running: set[Future[None]] = set()
-            while True:
-                while len(running) < self.parallel and started < self.max_trials and self.go_on():
-                    started += 1
-                    running.add(pool.submit(self.run_trial, study, started, pool_argv))
-                if not running:
-                    return
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    future.result()
+            while started < self.max_trials and self.go_on():
+                size = min(self.parallel, self.max_trials - started)
+                asked = [self.ask(study, started + i + 1) for i in range(size)]
+                started += size
+                ran = [pool.submit(self.run_trial, trial, pool_argv) for trial in asked]
+                for trial, future in zip(asked, ran, strict=True):
+                    outcome, ended = future.result()
+                    self.record(study, trial, outcome, ended)
 
     def go_on(self) -> bool:
         too_many = self.max_failed and len(self.failures) > self.max_failed
         return not self.control.stop.is_set() and not too_many
 
-    def run_trial(self, study: optuna.Study, number: int, pool_argv: dict[int, list[str]]) -> None:
-        with self._lock:  # optuna's ask/tell on one study is not thread-safe
-            optuna_trial = study.ask()
-            values: dict[str, Any] = {}
-            suggest(optuna_trial, self.study_spec["parameters"], self.grid, values)
-        trial_id = str(number)
-        self.update_trial(trial_id, {
-            "id": trial_id,
+    def ask(self, study: optuna.Study, number: int) -> AskedTrial:
+        optuna_trial = study.ask()
+        values: dict[str, Any] = {}
+        suggest(optuna_trial, self.study_spec["parameters"], self.grid, values)
+        trial = AskedTrial(optuna_trial, str(number), self.dir / f"trial-{number}", values)
+        self.update_trial(trial.trial_id, {
+            "id": trial.trial_id,
             "state": "ACTIVE",
             "parameters": [{"parameterId": k, "value": v} for k, v in values.items()],
             "startTime": now_rfc3339(),
         })  # fmt: skip
-        trial_dir = self.dir / f"trial-{trial_id}"
+        return trial
+
+    def run_trial(self, trial: AskedTrial, pool_argv: dict[int, list[str]]) -> tuple[Outcome, str]:
         outcome = self.executor.cluster_run(
-            self.trial_plan(trial_id, trial_dir, values, pool_argv),
+            self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv),
             self.trial_spec,
             self.control,
             self.log,
         ).run()
-        self.record(study, optuna_trial, trial_id, trial_dir, outcome)
+        return outcome, now_rfc3339()
 
     def trial_plan(
         self,
@@ -310,14 +324,8 @@ class TuningRun:
             trial_env={METRIC_FILE_ENV: str(trial_dir / "hypertune" / "output.metrics")},
         )
 
-    def record(
-        self,
-        study: optuna.Study,
-        optuna_trial: optuna.Trial,
-        trial_id: str,
-        trial_dir: Path,
-        outcome: Outcome,
-    ) -> None:
+    def record(self, study: optuna.Study, trial: AskedTrial, outcome: Outcome, ended: str) -> None:
+        optuna_trial, trial_id, trial_dir = trial.optuna_trial, trial.trial_id, trial.trial_dir
         measurement = None
         reason = outcome.message
         if outcome.state == models.SUCCEEDED:
@@ -327,7 +335,7 @@ class TuningRun:
             if measurement is None:
                 ids = [m["metricId"] for m in self.study_spec["metrics"]]
                 reason = f"the trial reported no value for metric(s) {ids} through hypertune"
-        change: Param = {"endTime": now_rfc3339()}
+        change: Param = {"endTime": ended}
         with self._lock:
             if measurement:
                 study.tell(optuna_trial, [m["value"] for m in measurement["metrics"]])
