@@ -116,7 +116,7 @@ def run_local(
             "gcs_root": f"{root_uri}/outputs",
             **params,
         }
-        params = {k: v for k, v in params.items() if k in _declared(pipeline_yaml)}
+        params = {k: v for k, v in params.items() if k in declared_parameters(pipeline_yaml)}
         check_data(context, effective_values(pipeline_yaml, params))
         started = time.monotonic()
         with _patched_environ(cloud.env()):
@@ -245,11 +245,11 @@ def _job_seconds(job: dict[str, Any]) -> float:
 
 
 def _only_declared(pipeline_yaml: str, values: dict[str, Any]) -> dict[str, Any]:
-    declared = _declared(pipeline_yaml)
+    declared = declared_parameters(pipeline_yaml)
     return {key: value for key, value in values.items() if key in declared}
 
 
-def _declared(pipeline_yaml: str) -> set[str]:
+def declared_parameters(pipeline_yaml: str) -> set[str]:
     return set(input_parameters(pipeline_yaml))
 
 
@@ -280,7 +280,7 @@ def build_vertex_job(
     work_dir.mkdir(parents=True, exist_ok=True)
     template = work_dir / f"{name}.yaml"
     template.write_text(pipeline_yaml)
-    declared = _declared(pipeline_yaml)
+    declared = declared_parameters(pipeline_yaml)
     values = {
         "project": project,
         "location": region,

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.context import CloudContext
-from vertexkit.local.vertex.pipelines.cron import Cron, CronError, to_kubeflow
 from vertexkit.pipeline_registry import short_name
-from vertexkit.runner import PIPELINE_BUCKET_SUFFIX, _declared
+from vertexkit.runner import PIPELINE_BUCKET_SUFFIX, declared_parameters
+from vertexkit.specs.cron import Cron, CronError, to_kubeflow
 
 DEFAULT_KFP_EXPERIMENT = "vertexkit-schedules"
 
@@ -103,7 +103,7 @@ def create_local(
     timing.validate()
     context.init_aiplatform()
     pipeline = short_name(name)
-    declared = _declared(pipeline_yaml)
+    declared = declared_parameters(pipeline_yaml)
     values = {"project": context.project, "location": context.region, **params}
     job = aiplatform.PipelineJob(
         display_name=f"vertexkit-{pipeline}",

@@ -17,11 +17,11 @@ from vertexkit.local.errors import ApiError, bad_request, conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models, responses
-from vertexkit.local.vertex.pipelines.cron import Cron, CronError
 from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.specs.cron import Cron, CronError
 
 LOCATION = "projects/{project}/locations/{location}"
 JOBS = LOCATION + "/pipelineJobs"

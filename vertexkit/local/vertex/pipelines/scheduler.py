@@ -24,8 +24,8 @@ from datetime import datetime, timedelta, timezone
 
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models
-from vertexkit.local.vertex.pipelines.cron import Cron
 from vertexkit.local.vertex.store import Resource
+from vertexkit.specs.cron import Cron
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from vertexkit.local.vertex.pipelines.cron import Cron, CronError, to_kubeflow
+from vertexkit.specs.cron import Cron, CronError, to_kubeflow
 
 UTC = timezone.utc
 
@@ -28,10 +28,10 @@ def test_due_between_is_exclusive_then_inclusive() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "empty"),
-        ("* * * *", "has 4 fields"),
-        ("0 0 * * * *", "has 6 fields"),
-        ("60 * * * *", "not a valid cron"),
+        ("", "required: 5 cron fields"),
+        ("* * * *", "needs 5 fields"),
+        ("0 0 * * * *", "got 6 in"),
+        ("60 * * * *", "minute must be in 0-59; got 60"),
         ("CRON_TZ=Nowhere/Land * * * * *", "unknown time zone"),
     ],
 )

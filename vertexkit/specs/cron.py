@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from croniter import croniter
+
+from vertexkit.specs.errors import SpecError
+from vertexkit.specs.schedules import validate_cron
 
 _PREFIX = re.compile(r"^(CRON_TZ|TZ)=(\S+)\s+(.*)$")
 FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
@@ -29,26 +32,20 @@ class Cron:
 
     @classmethod
     def parse(cls, text: str) -> Cron:
-        text = (text or "").strip()
-        if not text:
-            raise CronError("cron is empty; expected 5 fields like '0 3 * * *'")
+        """Validates with the field-by-field rules of `schedules.validate_cron` (messages that
+        name the field and its range), then with croniter, which the scheduler runs on."""
+        try:
+            validate_cron(text)
+        except SpecError as exc:
+            raise CronError(f"cron {exc.reason}") from None
+        text = text.strip()
         zone = "UTC"
         prefixed = _PREFIX.match(text)
         if prefixed:
             zone, text = prefixed.group(2), prefixed.group(3).strip()
-            try:
-                ZoneInfo(zone)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise CronError(f"unknown time zone {zone!r}; use an IANA name") from None
-        fields = text.split()
-        if len(fields) != 5:
-            raise CronError(
-                f"{text!r} has {len(fields)} fields; Vertex cron takes exactly 5 "
-                f"({' '.join(FIELD_NAMES)}), optionally prefixed with CRON_TZ=Zone or TZ=Zone"
-            )
         if not croniter.is_valid(text):
             raise CronError(f"{text!r} is not a valid cron expression ({' '.join(FIELD_NAMES)})")
-        return cls(" ".join(fields), zone)
+        return cls(" ".join(text.split()), zone)
 
     def times_after(self, moment: datetime) -> croniter:
         """Iterates the scheduled times strictly after `moment`, as aware datetimes."""
