@@ -150,9 +150,10 @@ def objective_job(*extra_args: str) -> aiplatform.CustomJob:
     )
 
 
-def test_tuning_job_finds_better_parameters(sdk: CloudContext) -> None:
-    tuning = aiplatform.HyperparameterTuningJob(
-        display_name="tune-objective",
+def objective_study(display_name: str, seed: str) -> aiplatform.HyperparameterTuningJob:
+    """8 trials, 2 at a time, over the three parameters the objective trainer scores."""
+    return aiplatform.HyperparameterTuningJob(
+        display_name=display_name,
         custom_job=objective_job(),
         metric_spec={"score": "maximize"},
         parameter_spec={
@@ -162,8 +163,12 @@ def test_tuning_job_finds_better_parameters(sdk: CloudContext) -> None:
         },
         max_trial_count=8,
         parallel_trial_count=2,
-        labels={"vertexkit-seed": "3"},
+        labels={"vertexkit-seed": seed},
     )
+
+
+def test_tuning_job_finds_better_parameters(sdk: CloudContext) -> None:
+    tuning = objective_study("tune-objective", seed="3")
     tuning.run()
     trials = tuning.trials
     assert len(trials) == 8
@@ -187,19 +192,7 @@ def test_seeded_parallel_study_is_reproducible(sdk: CloudContext) -> None:
     the trial processes happen to finish (TPE's later suggestions depend on earlier results)."""
 
     def suggestions() -> list[dict]:
-        tuning = aiplatform.HyperparameterTuningJob(
-            display_name="tune-reproducible",
-            custom_job=objective_job(),
-            metric_spec={"score": "maximize"},
-            parameter_spec={
-                "lr": hpt.DoubleParameterSpec(min=1e-5, max=1.0, scale="log"),
-                "depth": hpt.IntegerParameterSpec(min=1, max=12, scale="linear"),
-                "optimizer": hpt.CategoricalParameterSpec(values=["sgd", "adam"]),
-            },
-            max_trial_count=8,
-            parallel_trial_count=2,
-            labels={"vertexkit-seed": "11"},
-        )
+        tuning = objective_study("tune-reproducible", seed="11")
         tuning.run()
         ordered = sorted(tuning.trials, key=lambda trial: int(trial.id))
         return [{p.parameter_id: p.value for p in t.parameters} for t in ordered]

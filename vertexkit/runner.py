@@ -110,13 +110,9 @@ def run_local(
         pipeline_file = cloud.home / "pipelines" / f"{name}.yaml"
         pipeline_file.parent.mkdir(parents=True, exist_ok=True)
         pipeline_file.write_text(pipeline_yaml)
-        params = {
-            "project": context.project,
-            "location": context.region,
-            "gcs_root": f"{root_uri}/outputs",
-            **params,
-        }
-        params = {k: v for k, v in params.items() if k in declared_parameters(pipeline_yaml)}
+        params = target_parameters(
+            pipeline_yaml, params, context.project, context.region, f"{root_uri}/outputs"
+        )
         check_data(context, effective_values(pipeline_yaml, params))
         started = time.monotonic()
         with _patched_environ(cloud.env()):
@@ -160,8 +156,10 @@ def run_pipeline_job(
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
         cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
-        filled = {"project": context.project, "location": context.region, **params}
-        check_data(context, effective_values(pipeline_yaml, _only_declared(pipeline_yaml, filled)))
+        filled = target_parameters(
+            pipeline_yaml, params, context.project, context.region, f"{root_uri}/{name}"
+        )
+        check_data(context, effective_values(pipeline_yaml, filled))
         with _patched_environ(cloud.env()):
             sdk_job = build_vertex_job(
                 name,
@@ -244,7 +242,12 @@ def _job_seconds(job: dict[str, Any]) -> float:
     return (end - start).total_seconds() if start and end else 0.0
 
 
-def _only_declared(pipeline_yaml: str, values: dict[str, Any]) -> dict[str, Any]:
+def target_parameters(
+    pipeline_yaml: str, params: dict[str, Any], project: str, region: str, gcs_root: str
+) -> dict[str, Any]:
+    """`params` plus what every run fills in from its target (`project`, `location`,
+    `gcs_root`), kept to the parameters the pipeline declares."""
+    values = {"project": project, "location": region, "gcs_root": gcs_root, **params}
     declared = declared_parameters(pipeline_yaml)
     return {key: value for key, value in values.items() if key in declared}
 
@@ -280,18 +283,14 @@ def build_vertex_job(
     work_dir.mkdir(parents=True, exist_ok=True)
     template = work_dir / f"{name}.yaml"
     template.write_text(pipeline_yaml)
-    declared = declared_parameters(pipeline_yaml)
-    values = {
-        "project": project,
-        "location": region,
-        "gcs_root": f"{pipeline_root.rstrip('/')}/{name}",
-        **params,
-    }
+    values = target_parameters(
+        pipeline_yaml, params, project, region, f"{pipeline_root.rstrip('/')}/{name}"
+    )
     return aiplatform.PipelineJob(
         display_name=f"vertexkit-{name}",
         template_path=str(template),
         pipeline_root=pipeline_root,
-        parameter_values={k: v for k, v in values.items() if k in declared},
+        parameter_values=values,
         enable_caching=enable_caching,
         project=project,
         location=region,

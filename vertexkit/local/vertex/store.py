@@ -141,3 +141,16 @@ def stamp_state(job: Resource, state: str, running_state: str, terminal_states: 
         job.setdefault("startTime", now)
     if state in terminal_states:
         job["endTime"] = now
+
+
+def apply_update_mask(
+    doc: Resource, paths: list[str], field_by_path: dict[str, str], patch: Resource
+) -> None:
+    """A PATCH with an update mask: each masked field takes the patch's value, or is cleared
+    when the patch leaves it out (as Vertex does)."""
+    for path in paths:
+        field = field_by_path[path]
+        if field in patch:
+            doc[field] = patch[field]
+        else:
+            doc.pop(field, None)

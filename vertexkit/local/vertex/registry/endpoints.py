@@ -35,7 +35,7 @@ from vertexkit.local.vertex.registry.serving import (
     prebuilt_framework,
     runnable_command,
 )
-from vertexkit.local.vertex.store import Resource, now_rfc3339
+from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 
 MAX_PREDICT_BYTES = 1_572_864  # 1.5 MB, Vertex's online prediction request limit
 ENDPOINT_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -142,12 +142,7 @@ class EndpointRegistry:
                 check_split(patch.get("trafficSplit") or {}, ids, name)
 
             def change(doc: Resource) -> None:
-                for path in paths:
-                    field = camel[path]
-                    if field in patch:
-                        doc[field] = patch[field]
-                    else:
-                        doc.pop(field, None)
+                apply_update_mask(doc, paths, camel, patch)
                 doc["updateTime"] = doc["etag"] = now_rfc3339()
 
             return self.store.mutate(name, change, "Endpoint")

@@ -24,7 +24,7 @@ from vertexkit.local.errors import ApiError, bad_request, conflict, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
-from vertexkit.local.vertex.store import Resource, now_rfc3339
+from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 from vertexkit.runtime.prebuilt import ServingError, model_file, prebuilt_framework
 
 DEFAULT_ALIAS = "default"
@@ -290,12 +290,7 @@ class ModelRegistry:
             model, version = self.resolve(location, model_param)
 
             def change(doc: Resource) -> None:
-                for path in paths:
-                    field = camel_by_path[path]
-                    if field in patch:
-                        doc[field] = patch[field]
-                    else:
-                        doc.pop(field, None)
+                apply_update_mask(doc, paths, camel_by_path, patch)
                 doc["updateTime"] = doc["versionUpdateTime"] = now_rfc3339()
 
             version = self.store.mutate(version["_name"], change, "Model")
