@@ -143,6 +143,7 @@ class LocalCloud:
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
         from vertexkit.local.bigquery.routes import BigQueryService
+        from vertexkit.local.console.routes import ConsoleService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
@@ -154,6 +155,7 @@ class LocalCloud:
         routes = [Route("/", _health), Route("/healthz", _health)]
         for service in self.services:
             routes.extend(service.routes())
+        routes.extend(ConsoleService(self).routes())  # last: reads the services' state
         app = Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
         app.add_middleware(RequestGuard)
         return app

@@ -1,0 +1,341 @@
+"""The console's routes under `/console/`: pages (GET), live state (JSON), actions (POST).
+
+Reads go to the services' own stores and models; actions call the very handlers the Vertex REST
+routes dispatch to (`VertexRouter.resolve`), so a cancel, a pause or a prediction from the
+console is the same request the SDK would send. Nothing runs in the background: with no browser
+open the console costs a run nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from vertexkit.local.console import pages, runs
+from vertexkit.local.console.security import (
+    ARTIFACT_HEADERS,
+    CSRF_FIELD,
+    PAGE_HEADERS,
+    Csrf,
+    require_own_origin,
+)
+from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
+from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
+
+if TYPE_CHECKING:
+    from vertexkit.local.server import LocalCloud
+
+STATIC = Path(__file__).parent / "static"
+PREVIEW_BYTES = 4096
+Resource = dict[str, Any]
+
+
+class ConsoleService:
+    """The console's room in the local cloud: `routes()` is all the server registers."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.csrf = Csrf()
+
+    # -- plumbing ------------------------------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        return self.cloud.vertex.backend.store
+
+    def registry(self) -> Any:
+        from vertexkit.local.vertex.registry.routes import RegistryArea
+
+        return next(a for a in self.cloud.vertex.areas if isinstance(a, RegistryArea))
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/console", self.home),
+            Route("/console/", self.home),
+            Mount("/console/static", StaticFiles(directory=STATIC), name="console-static"),
+            Route("/console/pipelines", self.pipelines),
+            Route("/console/training", self.training),
+            Route("/console/models", self.models),
+            Route("/console/endpoints", self.endpoints),
+            Route("/console/schedules", self.schedules),
+            Route("/console/bigquery", self.bigquery),
+            Route("/console/storage", self.storage),
+            Route("/console/artifact", self.artifact),
+            Route("/console/download", self.download),
+            Route("/console/actions/{action}", self.action, methods=["POST"]),
+            Route("/console/{name:path}/state.json", self.run_state),
+            Route("/console/{name:path}", self.resource),
+        ]
+
+    def page(self, request: Request, markup: str, status: int = 200) -> HTMLResponse:
+        """An HTML page with the console's headers and, for a new browser, its session cookie."""
+        response = HTMLResponse(markup, status_code=status, headers=PAGE_HEADERS)
+        session, new = self.csrf.session(request)
+        if new:
+            response.set_cookie(
+                self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
+            )
+        return response
+
+    def render(self, request: Request, build: Any, *args: Any, **kwargs: Any) -> HTMLResponse:
+        session, new = self.csrf.session(request)
+        kwargs = {k: (self.csrf.token(session) if v is TOKEN else v) for k, v in kwargs.items()}
+        args = tuple(self.csrf.token(session) if a is TOKEN else a for a in args)
+        response = HTMLResponse(build(*args, **kwargs), headers=PAGE_HEADERS)
+        if new:
+            response.set_cookie(
+                self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
+            )
+        return response
+
+    # -- lists ---------------------------------------------------------------------------------
+    async def home(self, _: Request) -> Response:
+        return RedirectResponse("/console/pipelines", status_code=302)
+
+    def pipeline_jobs(self) -> list[Resource]:
+        jobs = self.store.list(PIPELINE_JOBS)
+        return sorted(jobs, key=lambda job: job.get("createTime", ""), reverse=True)
+
+    def schedule_names(self) -> dict[str, str]:
+        return {s["name"]: s.get("displayName", s["name"]) for s in self.store.list(SCHEDULES)}
+
+    async def pipelines(self, request: Request) -> Response:
+        jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
+        return self.render(request, pages.runs_list, jobs, names)
+
+    async def training(self, request: Request) -> Response:
+        custom = self.store.list(CUSTOM_JOBS)
+        tuning = self.store.list(TUNING_JOBS)
+        return self.render(request, pages.jobs_list, custom[::-1], tuning[::-1])
+
+    async def models(self, request: Request) -> Response:
+        registry = self.registry().models
+        listed = [(m, registry.versions(m["name"])) for m in self.store.list("models")]
+        return self.render(request, pages.models_list, listed)
+
+    async def endpoints(self, request: Request) -> Response:
+        return self.render(request, pages.endpoints_list, self.store.list("endpoints"))
+
+    async def schedules(self, request: Request) -> Response:
+        return self.render(request, pages.schedules_list, self.store.list(SCHEDULES), TOKEN)
+
+    async def bigquery(self, request: Request) -> Response:
+        from vertexkit.local.console.data import bigquery_page
+
+        body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
+        return self.render(request, lambda: body)
+
+    async def storage(self, request: Request) -> Response:
+        from vertexkit.local.console.data import storage_page
+
+        body = await run_in_threadpool(storage_page, self.cloud, dict(request.query_params))
+        return self.render(request, lambda: body)
+
+    # -- one resource --------------------------------------------------------------------------
+    async def resource(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        collection = name.split("/")[4] if name.count("/") >= 5 else ""
+        handler = {
+            PIPELINE_JOBS: self.run_page,
+            "models": self.model_page,
+            "endpoints": self.endpoint_page,
+            CUSTOM_JOBS: self.custom_job_page,
+            TUNING_JOBS: self.tuning_job_page,
+            SCHEDULES: self.schedule_page,
+        }.get(collection)
+        if handler is None:
+            return self.page(request, pages.error_page(404, f"No console page for {name!r}."), 404)
+        try:
+            return await handler(request, name)
+        except ApiError as error:
+            return self.page(request, pages.error_page(error.code, error.message), error.code)
+
+    async def run_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "PipelineJob")
+        task = request.query_params.get("task")
+        view = await run_in_threadpool(self.task_view, job, task) if task else None
+        schedule = job.get("scheduleName", "")
+        schedule_name = self.schedule_names().get(schedule, schedule)
+        return self.render(request, pages.run_page, job, TOKEN, view, schedule_name)
+
+    def task_view(self, job: Resource, task: str) -> pages.TaskView:
+        log_file = self.cloud.vertex.backend.home / "pipelineJobs" / runs.job_id(job) / "driver.log"
+        text = log_file.read_text(errors="replace") if log_file.exists() else ""
+        previews = {}
+        for detail in runs.task_details(job).values():
+            for output in (detail.get("outputs") or {}).values():
+                for artifact in output.get("artifacts") or []:
+                    if artifact.get("schemaTitle") == "system.Dataset":
+                        previews[artifact["uri"]] = self.preview(artifact["uri"])
+        return pages.TaskView(task, runs.task_log(text, task), previews)
+
+    def preview(self, uri: str) -> str:
+        """The first bytes of a text artifact (CSV, JSON lines); binary files say what they are."""
+        try:
+            path = self.cloud.storage.gs_uri_to_path(uri)
+        except ApiError:
+            return ""
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+            path = files[0] if files else path
+        if not path.is_file():
+            return ""
+        head = path.read_bytes()[:PREVIEW_BYTES]
+        if b"\0" in head or path.suffix == ".parquet":
+            return f"{path.name}: {path.stat().st_size} bytes (binary, download it to read)"
+        return head.decode(errors="replace")
+
+    async def run_state(self, request: Request) -> Response:
+        """The live view's poll: the run's state and each task's, a few hundred bytes."""
+        job = self.store.get(request.path_params["name"], "PipelineJob")
+        body = {
+            "state": runs.short_state(job.get("state", "")),
+            "running": runs.is_running(job),
+            "duration": runs.duration(job),
+            "tasks": runs.task_states(job),
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def model_page(self, request: Request, name: str) -> Response:
+        registry = self.registry().models
+        model = registry.model_doc(name)
+        versions = [registry.render(v, model) for v in registry.versions(name)]
+        location = name.rsplit("/models/", 1)[0]
+        model_id = name.rsplit("/", 1)[-1]
+        evaluations = {
+            v["versionId"]: registry.list_evaluations(location, f"{model_id}@{v['versionId']}")
+            for v in versions
+        }
+        return self.render(request, pages.model_page, model, versions, evaluations)
+
+    async def endpoint_page(self, request: Request, name: str) -> Response:
+        endpoint = self.registry().endpoints.get(name)
+        return self.render(request, pages.endpoint_page, endpoint, TOKEN)
+
+    async def custom_job_page(self, request: Request, name: str) -> Response:
+        return self.render(request, pages.custom_job_page, self.store.get(name, "CustomJob"), TOKEN)
+
+    async def tuning_job_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "HyperparameterTuningJob")
+        return self.render(request, pages.tuning_job_page, job)
+
+    async def schedule_page(self, request: Request, name: str) -> Response:
+        schedule = self.store.get(name, "Schedule")
+        jobs = [j for j in self.pipeline_jobs() if j.get("scheduleName") == name]
+        return self.render(request, pages.schedule_page, schedule, jobs, TOKEN)
+
+    # -- artifacts and downloads ---------------------------------------------------------------
+    def object_file(self, uri: str) -> Path:
+        path = self.cloud.storage.gs_uri_to_path(uri)  # validates the name: stays in the store
+        if not path.is_file():
+            raise not_found(f"{uri} is not an object of the local Cloud Storage.")
+        return path
+
+    async def artifact(self, request: Request) -> Response:
+        """An HTML/Markdown artifact, sandboxed by its own CSP header (no script, opaque origin)."""
+        uri = request.query_params.get("uri", "")
+        try:
+            path = self.object_file(uri)
+        except ApiError as error:
+            return Response(
+                error.message,
+                status_code=error.code,
+                headers=ARTIFACT_HEADERS,
+                media_type="text/plain",
+            )
+        media = (
+            "text/html" if path.suffix in (".html", ".htm") or _looks_html(path) else "text/plain"
+        )
+        return Response(path.read_bytes(), headers=ARTIFACT_HEADERS, media_type=media)
+
+    async def download(self, request: Request) -> Response:
+        uri = request.query_params.get("uri", "")
+        path = self.object_file(uri)
+        media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(
+            path,
+            media_type=media,
+            filename=path.name,
+            content_disposition_type="attachment",
+            headers={**PAGE_HEADERS, "Content-Security-Policy": "sandbox"},
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+    async def action(self, request: Request) -> Response:
+        require_own_origin(request)
+        form = await request.form()
+        self.csrf.check(request, str(form.get(CSRF_FIELD, "")))
+        action = request.path_params["action"]
+        name = str(form.get("name", ""))
+        if action == "predict":
+            return await self.predict(request, name, str(form.get("instances", "")))
+        verbs = {"cancel": ":cancel", "pause": ":pause", "resume": ":resume"}
+        if action not in verbs:
+            raise bad_request(f"action: {action!r} is not one of {', '.join([*verbs, 'predict'])}")
+        await run_in_threadpool(self.call_vertex, name + verbs[action], {})
+        back = pages.resource_url(name) if action == "cancel" else "/console/schedules"
+        return RedirectResponse(back, status_code=303)
+
+    def call_vertex(self, path: str, body: Resource) -> Any:
+        """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
+        resolved = self.cloud.vertex.router.resolve("POST", path)
+        if resolved is None:
+            raise not_found(f"{path} is not a Vertex resource action.")
+        handler, params = resolved
+        content_length = len(json.dumps(body))
+        request = VertexRequest(
+            "POST", path, params, {}, body, {"content-length": str(content_length)}
+        )
+        return handler(request)
+
+    async def predict(self, request: Request, name: str, instances_text: str) -> Response:
+        session, _ = self.csrf.session(request)
+        token = self.csrf.token(session)
+        endpoint = self.registry().endpoints.get(name)
+        try:
+            instances = json.loads(instances_text)
+        except json.JSONDecodeError as exc:
+            markup = pages.endpoint_page(
+                endpoint, token, instances_text, error=f"instances: not JSON ({exc})"
+            )
+            return HTMLResponse(markup, status_code=400, headers=PAGE_HEADERS)
+        try:
+            result = await run_in_threadpool(
+                self.call_vertex, name + ":predict", {"instances": instances}
+            )
+        except ApiError as error:
+            markup = pages.endpoint_page(endpoint, token, instances_text, error=error.message)
+            return HTMLResponse(markup, status_code=error.code, headers=PAGE_HEADERS)
+        markup = pages.endpoint_page(endpoint, token, instances_text, result=result)
+        return HTMLResponse(markup, headers=PAGE_HEADERS)
+
+
+TOKEN = object()  # placeholder in `render` arguments: replaced by this request's CSRF token
+
+
+def _looks_html(path: Path) -> bool:
+    return path.read_bytes()[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
+
+
+def console_url(base_url: str) -> str:
+    return f"{base_url}/console/"
+
+
+def run_url(base_url: str, job_name: str) -> str:
+    return f"{base_url}/console/{quote(job_name)}"
