@@ -12,7 +12,7 @@ import json
 import mimetypes
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 STATIC = Path(__file__).parent / "static"
 PREVIEW_BYTES = 4096
+MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoint enforces
 Resource = dict[str, Any]
 
 
@@ -279,7 +280,7 @@ class ConsoleService:
     # -- actions -------------------------------------------------------------------------------
     async def action(self, request: Request) -> Response:
         require_own_origin(request)
-        form = await request.form()
+        form = await read_form(request)
         self.csrf.check(request, str(form.get(CSRF_FIELD, "")))
         action = request.path_params["action"]
         name = str(form.get("name", ""))
@@ -324,6 +325,25 @@ class ConsoleService:
             return HTMLResponse(markup, status_code=error.code, headers=PAGE_HEADERS)
         markup = pages.endpoint_page(endpoint, token, instances_text, result=result)
         return HTMLResponse(markup, headers=PAGE_HEADERS)
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """An HTML form's fields (urlencoded, what the console's forms send), size capped.
+
+    Parsed here rather than with Starlette's `request.form()`, which needs python-multipart
+    for a format the console never sends."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/x-www-form-urlencoded":
+        raise bad_request(f"Content-Type {media_type!r}: console actions are HTML form posts.")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise ApiError(413, f"A console form is at most {MAX_FORM_BYTES} bytes.")
+    return {
+        key: values[-1]
+        for key, values in parse_qs(body.decode(errors="replace"), keep_blank_values=True).items()
+    }
 
 
 TOKEN = object()  # placeholder in `render` arguments: replaced by this request's CSRF token

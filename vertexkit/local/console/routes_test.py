@@ -1,0 +1,149 @@
+"""The console on a running local cloud: its headers, and that only its own pages can act.
+
+Each refused action is checked against its control (the same form from the console's own page
+is accepted and pauses the schedule), and after a refusal the schedule is unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+import requests
+
+from vertexkit.local import LocalCloud
+
+PARENT = "projects/local-project/locations/us-central1"
+SPEC = {
+    "pipelineInfo": {"name": "console-test"},
+    "root": {"dag": {"tasks": {}}},
+    "schemaVersion": "2.1.0",
+}
+
+
+@pytest.fixture
+def schedule(local_cloud: LocalCloud) -> str:
+    body = {
+        "displayName": f"nightly-{uuid.uuid4().hex[:6]}",
+        "cron": "0 3 1 1 *",
+        "maxConcurrentRunCount": "1",
+        "createPipelineJobRequest": {
+            "parent": PARENT,
+            "pipelineJob": {
+                "pipelineSpec": SPEC,
+                "runtimeConfig": {"gcsOutputDirectory": "gs://console-test/root"},
+            },
+        },
+    }
+    created = requests.post(f"{local_cloud.url}/v1/{PARENT}/schedules", json=body, timeout=30)
+    assert created.status_code == 200, created.text
+    return created.json()["name"]
+
+
+def state_of(cloud: LocalCloud, name: str) -> str:
+    return requests.get(f"{cloud.url}/v1/{name}", timeout=30).json()["state"]
+
+
+def console_session(cloud: LocalCloud) -> tuple[requests.Session, str]:
+    """A browser's session: the cookie from a console page and the token in its form."""
+    session = requests.Session()
+    page = session.get(f"{cloud.url}/console/schedules", timeout=30)
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
+    assert token, "the schedules page carries a CSRF token"
+    return session, token.group(1)
+
+
+def test_pages_forbid_framing_and_foreign_code(local_cloud: LocalCloud) -> None:
+    page = requests.get(f"{local_cloud.url}/console/pipelines", timeout=30)
+    assert page.status_code == 200
+    assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    assert page.headers["X-Frame-Options"] == "DENY"
+    assert "httponly" in page.headers["Set-Cookie"].lower()
+
+
+def test_the_console_own_form_pauses_a_schedule(local_cloud: LocalCloud, schedule: str) -> None:
+    session, token = console_session(local_cloud)
+    answer = session.post(
+        f"{local_cloud.url}/console/actions/pause",
+        data={"csrf_token": token, "name": schedule},
+        headers={"Origin": local_cloud.url, "Sec-Fetch-Site": "same-origin"},
+        allow_redirects=False,
+        timeout=30,
+    )
+    assert answer.status_code == 303, answer.text
+    assert state_of(local_cloud, schedule) == "PAUSED"
+
+
+@pytest.mark.parametrize(
+    ("origin", "send_token", "send_cookie", "refusal"),
+    [
+        pytest.param("http://evil.example", True, True, "Origin", id="cross-origin"),
+        pytest.param(None, True, True, "Origin", id="no-origin"),
+        pytest.param("SELF", False, True, "CSRF", id="no-token"),
+        pytest.param("SELF", True, False, "CSRF", id="token-without-its-cookie"),
+    ],
+)
+def test_other_posts_are_refused_and_change_nothing(
+    local_cloud: LocalCloud,
+    schedule: str,
+    origin: str | None,
+    send_token: bool,
+    send_cookie: bool,
+    refusal: str,
+) -> None:
+    session, token = console_session(local_cloud)
+    if not send_cookie:
+        session.cookies.clear()
+    headers = {"Origin": local_cloud.url if origin == "SELF" else origin} if origin else {}
+    form = {"name": schedule, **({"csrf_token": token} if send_token else {})}
+    answer = session.post(
+        f"{local_cloud.url}/console/actions/pause", data=form, headers=headers, timeout=30
+    )
+    assert answer.status_code == 403
+    assert refusal in answer.json()["error"]["message"]
+    assert state_of(local_cloud, schedule) == "ACTIVE"
+
+
+def test_a_forged_token_is_refused(local_cloud: LocalCloud, schedule: str) -> None:
+    session, token = console_session(local_cloud)
+    forged = ("0" if token[0] != "0" else "1") + token[1:]
+    answer = session.post(
+        f"{local_cloud.url}/console/actions/pause",
+        data={"csrf_token": forged, "name": schedule},
+        headers={"Origin": local_cloud.url},
+        timeout=30,
+    )
+    assert answer.status_code == 403
+    assert state_of(local_cloud, schedule) == "ACTIVE"
+
+
+def test_html_artifact_is_served_sandboxed(local_cloud: LocalCloud) -> None:
+    bucket = f"console-{uuid.uuid4().hex[:8]}"
+    local_cloud.storage.ensure_bucket(bucket)
+    path = local_cloud.storage.gs_uri_to_path(f"gs://{bucket}/report.html")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("<html><script>parent.document.title='owned'</script></html>")
+    answer = requests.get(
+        f"{local_cloud.url}/console/artifact",
+        params={"uri": f"gs://{bucket}/report.html"},
+        timeout=30,
+    )
+    assert answer.status_code == 200
+    policy = answer.headers["Content-Security-Policy"]
+    assert policy.startswith("sandbox;") and "default-src 'none'" in policy
+    assert answer.headers["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        pytest.param("gs://b/../../vertex/vertex.sqlite", id="dot-dot"),
+        pytest.param("/etc/passwd", id="not-gs"),
+    ],
+)
+def test_artifact_route_reads_only_objects(local_cloud: LocalCloud, uri: str) -> None:
+    answer = requests.get(f"{local_cloud.url}/console/artifact", params={"uri": uri}, timeout=30)
+    assert answer.status_code in (400, 404)
+    assert "sqlite" not in answer.headers.get("Content-Type", "")
