@@ -13,7 +13,7 @@ from typing import Any
 from vertexkit.local.console.html import Markup, el
 
 CELL = 46
-LABEL_SPACE = 110
+CHAR_WIDTH = 6.2  # an 11 px sans-serif character, for label space
 
 
 def svg(*children: Any, width: float, height: float, label: str, class_: str) -> Markup:
@@ -30,65 +30,72 @@ def svg(*children: Any, width: float, height: float, label: str, class_: str) ->
     )
 
 
+def shorten(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def confusion_matrix(labels: Sequence[str], rows: Sequence[Sequence[float]]) -> Markup:
     """Rows are the true class, columns the predicted one; darker is more."""
+    shown = [shorten(label) for label in labels]
+    space = min(CHAR_WIDTH * max((len(label) for label in shown), default=4) + 16, 220)
     largest = max((value for row in rows for value in row), default=0) or 1
-    cells = []
-    for i, row in enumerate(rows):
-        for j, value in enumerate(row):
-            x, y = LABEL_SPACE + j * CELL, LABEL_SPACE + i * CELL
-            shade = 0.08 + 0.85 * value / largest
-            cells.append(
-                el(
-                    "g",
-                    el(
-                        "rect",
-                        x=x,
-                        y=y,
-                        width=CELL,
-                        height=CELL,
-                        fill="#1a73e8",
-                        fill_opacity=f"{shade:.2f}",
-                    ),
-                    el(
-                        "text",
-                        f"{value:g}",
-                        x=x + CELL / 2,
-                        y=y + CELL / 2 + 5,
-                        text_anchor="middle",
-                        fill="#fff" if shade > 0.5 else "#202124",
-                    ),
-                    class_="cell",
-                    data_true=labels[i] if i < len(labels) else "",
-                    data_predicted=labels[j] if j < len(labels) else "",
-                )
-            )
+    cells = [
+        matrix_cell(i, j, value, largest, labels, space)
+        for i, row in enumerate(rows)
+        for j, value in enumerate(row)
+    ]
     names = []
-    for k, name in enumerate(labels):
-        middle = LABEL_SPACE + k * CELL + CELL / 2
-        names.append(el("text", name, x=LABEL_SPACE - 6, y=middle + 4, text_anchor="end"))
+    for k, name in enumerate(shown):
+        middle = space + k * CELL + CELL / 2
+        names.append(el("text", name, x=space - 6, y=middle + 4, text_anchor="end"))
         names.append(
             el(
                 "text",
                 name,
                 x=middle,
-                y=LABEL_SPACE - 8,
+                y=space - 8,
                 text_anchor="start",
-                transform=f"rotate(-45 {middle:.0f} {LABEL_SPACE - 8})",
+                transform=f"rotate(-45 {middle:.0f} {space - 8:.0f})",
             )
         )
-    size = LABEL_SPACE + len(labels) * CELL + 10
-    axes = [
-        el("text", "true ↓ / predicted →", x=4, y=14, class_="axis"),
-    ]
+    width = space + len(labels) * CELL + space * 0.75  # rotated column labels lean right
+    height = space + len(labels) * CELL + 24
+    legend = el("text", "rows: true class · columns: predicted", x=4, y=height - 6, class_="axis")
     return svg(
-        axes,
         names,
         cells,
-        width=size,
-        height=size,
+        legend,
+        width=width,
+        height=height,
         label="confusion matrix",
         class_="chart confusion-matrix",
+    )
+
+
+def matrix_cell(
+    i: int, j: int, value: float, largest: float, labels: Sequence[str], space: float
+) -> Markup:
+    x, y = space + j * CELL, space + i * CELL
+    shade = 0.08 + 0.85 * value / largest
+    return el(
+        "g",
+        el("rect", x=x, y=y, width=CELL, height=CELL, fill="#1a73e8", fill_opacity=f"{shade:.2f}"),
+        el(
+            "text",
+            f"{value:g}",
+            x=x + CELL / 2,
+            y=y + CELL / 2 + 5,
+            text_anchor="middle",
+            fill="#fff" if shade > 0.5 else "#202124",
+        ),
+        el(
+            "title",
+            f"true {labels[i] if i < len(labels) else i}, "
+            f"predicted {labels[j] if j < len(labels) else j}: {value:g}",
+        ),
+        class_="cell",
+        data_true=labels[i] if i < len(labels) else "",
+        data_predicted=labels[j] if j < len(labels) else "",
     )
 
 
@@ -186,7 +193,11 @@ def classification_parts(metadata: dict[str, Any]) -> tuple[list[str], list[list
     """KFP's ClassificationMetrics metadata -> (class labels, confusion matrix rows)."""
     matrix = metadata.get("confusionMatrix") or {}
     labels = [spec.get("displayName", "") for spec in matrix.get("annotationSpecs") or []]
-    rows = [list(row.get("row") or []) for row in matrix.get("rows") or []]
+    # KFP writes each row as {"row": [...]}; Vertex's ModelEvaluation as a plain list.
+    rows = [
+        list(row.get("row") or []) if isinstance(row, dict) else list(row)
+        for row in matrix.get("rows") or []
+    ]
     return labels, rows
 
 

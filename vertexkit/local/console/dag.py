@@ -217,6 +217,12 @@ def draw_edges(graph: Graph) -> list[Markup]:
     ]
 
 
+def fit(text: str, width: float, char_width: float = 6.0) -> str:
+    """Cuts a label to the box it sits in (an 11 px character is about 6 px wide)."""
+    limit = max(int(width / char_width), 4)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def draw_groups(graph: Graph) -> list[Markup]:
     drawn = []
     for group in sorted(graph.groups.values(), key=lambda g: g.depth):
@@ -229,7 +235,8 @@ def draw_groups(graph: Graph) -> list[Markup]:
                 el(
                     "rect", x=f"{x:.0f}", y=f"{y:.0f}", width=f"{width:.0f}", height=f"{height:.0f}"
                 ),
-                el("text", group.label, x=f"{x + 8:.0f}", y=f"{y + 14:.0f}"),
+                el("text", fit(group.label, width - 16), x=f"{x + 8:.0f}", y=f"{y + 14:.0f}"),
+                el("title", group.label),
                 class_="group",
             )
         )
@@ -242,7 +249,14 @@ def draw_node(node: Node, state: str, href: str, selected: bool) -> Markup:
         el(
             "g",
             el("rect", x=f"{node.x:.0f}", y=f"{node.y:.0f}", width=NODE_WIDTH, height=NODE_HEIGHT),
-            el("text", node.name, x=f"{node.x + 12:.0f}", y=f"{node.y + 19:.0f}", class_="name"),
+            el("title", node.name),
+            el(
+                "text",
+                fit(node.name, NODE_WIDTH - 24, 7.0),
+                x=f"{node.x + 12:.0f}",
+                y=f"{node.y + 19:.0f}",
+                class_="name",
+            ),
             el("text", state, x=f"{node.x + 12:.0f}", y=f"{node.y + 36:.0f}", class_="state"),
             class_=f"task state-{state}" + (" selected" if selected else ""),
             data_task=node.name,

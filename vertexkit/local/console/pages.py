@@ -195,14 +195,14 @@ def task_panel(job: Resource, view: TaskView) -> Markup:
         ),
         el("h3", "Parameters"),
         key_values(parameters),
-        el("h3", "Input artifacts"),
-        artifact_list(input_artifacts, view),
-        el("h3", "Output parameters"),
-        key_values(outputs),
         el("h3", "Output artifacts"),
         artifact_list(
             {k: v.get("artifacts") or [] for k, v in (detail.get("outputs") or {}).items()}, view
         ),
+        el("h3", "Output parameters"),
+        key_values(outputs),
+        el("h3", "Input artifacts"),
+        artifact_list(input_artifacts, view),
     ]
     if gcp:
         sections += [el("h3", "Cloud resources"), gcp_resources(gcp)]
@@ -268,10 +268,19 @@ def artifact_body(artifact: Resource, view: TaskView) -> Markup:
 
 
 # -- model registry and endpoints -----------------------------------------------------------------
+def model_title(model: Resource, versions: list[Resource]) -> str:
+    """A model's display name is its versions' (the registry keeps it per version): the
+    `default` version's, else the latest's."""
+    default = (model.get("aliases") or {}).get("default")
+    chosen = next((v for v in versions if v.get("versionId") == default), None)
+    chosen = chosen or (versions[-1] if versions else {})
+    return chosen.get("displayName") or model["name"].rsplit("/", 1)[-1]
+
+
 def models_list(models: list[tuple[Resource, list[Resource]]]) -> Markup:
     rows = [
         [
-            el("a", model.get("displayName", ""), href=resource_url(model["name"])),
+            el("a", model_title(model, versions), href=resource_url(model["name"])),
             model["name"],
             len(versions),
             ", ".join(f"{a}→{v}" for a, v in sorted(model.get("aliases", {}).items())),
@@ -317,7 +326,7 @@ def model_page(
     for version in versions:
         for evaluation in evaluations.get(version.get("versionId", ""), []):
             sections += evaluation_section(version, evaluation)
-    return layout(model.get("displayName", model["name"]), "models", *sections)
+    return layout(model_title(model, versions), "models", *sections)
 
 
 def evaluation_section(version: Resource, evaluation: Resource) -> list[Markup]:

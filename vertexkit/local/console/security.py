@@ -31,7 +31,8 @@ PAGE_HEADERS = {
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # not no-referrer: under it Chrome sends `Origin: null` on the console's own form posts
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 ARTIFACT_HEADERS = {
