@@ -178,6 +178,7 @@ def run_pipeline_job(
             job_id = f"{sdk_job.job_id}-{uuid.uuid4().hex[:6]}"
             job_name = pipeline_jobs.create_job(context, request, job_id)
             emit(f"created {job_name}")
+            emit(f"console: {cloud.url}/console/{job_name}")  # live while the run goes on
             try:
                 job = pipeline_jobs.follow(context, job_name, emit)
             except KeyboardInterrupt:
