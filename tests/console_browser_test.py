@@ -155,7 +155,11 @@ def test_evaluation_task_shows_its_confusion_matrix(
     assert len(matrix.find_elements(By.CSS_SELECTOR, "g.cell")) == 9
     frame = browser.find_element(By.CSS_SELECTOR, "iframe.artifact-frame")
     assert frame.get_attribute("sandbox") == ""
-    browser.save_screenshot(str(tmp_path / "run-page-evaluation.png"))
+    browser.set_window_size(1500, 2300)  # the whole task panel, for the README's picture
+    try:
+        browser.save_screenshot(str(tmp_path / "run-page-evaluation.png"))
+    finally:
+        browser.set_window_size(1500, 1100)
 
 
 def test_model_page_shows_the_version_with_its_default_alias(
