@@ -4,13 +4,17 @@ Each refused action is checked against its control (the same form from the conso
 is accepted and pauses the schedule), and after a refusal the schedule is unchanged.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: KFP reads the component's real type annotations.
 
 import re
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
+import yaml
+from kfp import compiler, dsl
 
 from vertexkit.local import LocalCloud
 
@@ -63,17 +67,68 @@ def test_pages_forbid_framing_and_foreign_code(local_cloud: LocalCloud) -> None:
     assert "httponly" in page.headers["Set-Cookie"].lower()
 
 
-def test_the_console_own_form_pauses_a_schedule(local_cloud: LocalCloud, schedule: str) -> None:
-    session, token = console_session(local_cloud)
-    answer = session.post(
-        f"{local_cloud.url}/console/actions/pause",
-        data={"csrf_token": token, "name": schedule},
-        headers={"Origin": local_cloud.url, "Sec-Fetch-Site": "same-origin"},
+def act(cloud: LocalCloud, action: str, name: str) -> requests.Response:
+    """A console form post as the browser sends it from the console's own page."""
+    session, token = console_session(cloud)
+    return session.post(
+        f"{cloud.url}/console/actions/{action}",
+        data={"csrf_token": token, "name": name},
+        headers={"Origin": cloud.url, "Sec-Fetch-Site": "same-origin"},
         allow_redirects=False,
         timeout=30,
     )
+
+
+def test_the_console_own_forms_pause_and_resume_a_schedule(
+    local_cloud: LocalCloud, schedule: str
+) -> None:
+    answer = act(local_cloud, "pause", schedule)
     assert answer.status_code == 303, answer.text
     assert state_of(local_cloud, schedule) == "PAUSED"
+    assert act(local_cloud, "resume", schedule).status_code == 303
+    assert state_of(local_cloud, schedule) == "ACTIVE"
+
+
+@dsl.component(install_kfp_package=False)
+def wait_a_minute(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+@dsl.pipeline(name="console-cancel")
+def slow_pipeline(seconds: float = 60.0) -> float:
+    return wait_a_minute(seconds=seconds).output
+
+
+def test_cancel_button_cancels_a_running_run(local_cloud: LocalCloud, tmp_path: Path) -> None:
+    compiler.Compiler().compile(slow_pipeline, str(tmp_path / "slow.yaml"))
+    body = {
+        "displayName": "console-cancel",
+        "pipelineSpec": yaml.safe_load((tmp_path / "slow.yaml").read_text()),
+        "runtimeConfig": {"gcsOutputDirectory": f"gs://console-{uuid.uuid4().hex[:8]}/root"},
+    }
+    created = requests.post(f"{local_cloud.url}/v1/{PARENT}/pipelineJobs", json=body, timeout=30)
+    assert created.status_code == 200, created.text
+    name = created.json()["name"]
+    page = requests.get(f"{local_cloud.url}/console/{name}", timeout=30).text
+    assert 'action="/console/actions/cancel"' in page
+    answer = act(local_cloud, "cancel", name)
+    assert answer.status_code == 303 and answer.headers["location"] == f"/console/{name}"
+    deadline = time.monotonic() + 60
+    while state_of(local_cloud, name) != "PIPELINE_STATE_CANCELLED":
+        assert time.monotonic() < deadline, state_of(local_cloud, name)
+        time.sleep(0.2)
+    page = requests.get(f"{local_cloud.url}/console/{name}", timeout=30).text
+    assert 'action="/console/actions/cancel"' not in page
+
+
+def test_an_unknown_action_is_refused(local_cloud: LocalCloud, schedule: str) -> None:
+    answer = act(local_cloud, "delete", schedule)
+    assert answer.status_code == 400
+    assert "action" in answer.json()["error"]["message"]
+    assert state_of(local_cloud, schedule) == "ACTIVE"
 
 
 @pytest.mark.parametrize(
