@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from google.auth.credentials import AnonymousCredentials
 from kfp import compiler, dsl
+from kfp.dsl import HTML, Output
 
 from vertexkit import pipeline_jobs, runner
 from vertexkit.local import LocalCloud
@@ -234,3 +235,55 @@ def test_a_run_started_with_its_page_open_turns_green_without_reload(
         lambda d: d.find_element(By.CSS_SELECTOR, "#run-state .badge").text == "SUCCEEDED"
     )
     browser.save_screenshot(str(tmp_path / "live-run.png"))
+
+
+def test_training_task_links_its_custom_job_page(
+    browser: Any, local_cloud: LocalCloud, training_run: dict[str, Any]
+) -> None:
+    open_page(browser, local_cloud, training_run["name"] + "?task=custom-training-job")
+    link = browser.find_element(By.CSS_SELECTOR, "table.gcp-resources a")
+    assert "/customJobs/" in link.get_attribute("href")
+    link.click()
+    WebDriverWait(browser, 30).until(lambda d: "/customJobs/" in d.current_url)
+    headings = [h.get_attribute("textContent") for h in browser.find_elements(By.TAG_NAME, "h3")]
+    assert "workerpool0-0.log" in headings  # the replica's log
+    assert "SUCCEEDED" in browser.find_element(By.CSS_SELECTOR, "table.kv").text
+
+
+ATTACK = (
+    "<!doctype html><p id='static'>static report</p><script>"
+    "document.body.textContent = 'script ran';"
+    "try { parent.document.title = 'owned'; } catch (e) {}</script>"
+)
+
+
+@dsl.component(install_kfp_package=False)
+def hostile_report(page: Output[HTML], text: str):
+    with open(page.path, "w") as file:
+        file.write(text)
+
+
+@dsl.pipeline(name="console-hostile-report")
+def hostile_pipeline(text: str = ""):
+    hostile_report(text=text)
+
+
+def test_an_html_artifact_with_a_script_renders_without_running_it(
+    browser: Any, local_cloud: LocalCloud, tmp_path: Path
+) -> None:
+    template = tmp_path / "hostile.yaml"
+    compiler.Compiler().compile(hostile_pipeline, str(template))
+    name = create_job(local_cloud, "console-hostile", template.read_text(), {"text": ATTACK})
+    job = pipeline_jobs.follow(local_cloud.context(), name, lambda _: None)
+    assert job["state"] == "PIPELINE_STATE_SUCCEEDED", job.get("error")
+    open_page(browser, local_cloud, name + "?task=hostile-report")
+    title = browser.title
+    frame = browser.find_element(By.CSS_SELECTOR, "iframe.artifact-frame")
+    assert frame.get_attribute("sandbox") == ""
+    browser.switch_to.frame(frame)
+    try:
+        body = WebDriverWait(browser, 30).until(lambda d: d.find_element(By.TAG_NAME, "body"))
+        assert body.text == "static report"  # rendered as HTML, and its script never ran
+    finally:
+        browser.switch_to.default_content()
+    assert browser.title == title != "owned"

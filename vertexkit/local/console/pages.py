@@ -252,10 +252,11 @@ def artifact_body(artifact: Resource, view: TaskView) -> Markup:
             class_="charts",
         )
     if schema in ("system.HTML", "system.Markdown"):
+        kind = "html" if schema == "system.HTML" else "text"  # Markdown is shown as its text
         # Untrusted: served under CSP sandbox and framed with every sandbox flag off.
         return el(
             "iframe",
-            src=f"{ROOT}/artifact?{urlencode({'uri': uri})}",
+            src=f"{ROOT}/artifact?{urlencode({'uri': uri, 'type': kind})}",
             sandbox="",
             class_="artifact-frame",
             title=artifact.get("displayName", "artifact"),
@@ -452,7 +453,16 @@ def worker_pools(spec: Resource) -> Markup:
     return table(["pool", "machine", "accelerator", "count", "replicas"], rows)
 
 
-def custom_job_page(job: Resource, token: str) -> Markup:
+def log_sections(logs: list[tuple[str, str]]) -> list[Markup]:
+    if not logs:
+        return [el("h2", "Logs"), el("p", "No logs yet.", class_="empty")]
+    sections = [el("h2", "Logs")]
+    for name, text in logs:
+        sections += [el("h3", name), el("pre", text or "(empty)", class_="log")]
+    return sections
+
+
+def custom_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) -> Markup:
     return layout(
         job.get("displayName", job["name"]),
         "training",
@@ -466,6 +476,7 @@ def custom_job_page(job: Resource, token: str) -> Markup:
         ),
         el("h2", "Worker pools"),
         worker_pools(job.get("jobSpec") or {}),
+        log_sections(logs or []),
     )
 
 
@@ -485,7 +496,7 @@ def best_trial(job: Resource) -> str | None:
     return pick(scored, key=lambda pair: pair[0])[1]
 
 
-def tuning_job_page(job: Resource) -> Markup:
+def tuning_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) -> Markup:
     best = best_trial(job)
     trials = job.get("trials") or []
     rows = [
@@ -519,6 +530,7 @@ def tuning_job_page(job: Resource) -> Markup:
         ),
         el("h2", "Worker pools"),
         worker_pools(job.get("trialJobSpec") or {}),
+        log_sections(logs or []),
     )
 
 

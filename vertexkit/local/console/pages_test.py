@@ -32,7 +32,10 @@ def test_html_artifact_is_a_sandboxed_frame_never_inline() -> None:
         "metadata": {"note": "<script>alert(1)</script>"},
     }
     html = page_for(with_outputs("PIPELINE_STATE_SUCCEEDED", report=report))
-    assert '<iframe src="/console/artifact?uri=gs%3A%2F%2Fb%2Freport.html" sandbox=""' in html
+    assert (
+        '<iframe src="/console/artifact?uri=gs%3A%2F%2Fb%2Freport.html&amp;type=html" sandbox=""'
+        in html
+    )
     assert "<script>alert(1)" not in html
 
 

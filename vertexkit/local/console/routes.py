@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 STATIC = Path(__file__).parent / "static"
 PREVIEW_BYTES = 4096
+LOG_TAIL_BYTES = 64 * 1024
 MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoint enforces
 Resource = dict[str, Any]
 
@@ -230,11 +231,24 @@ class ConsoleService:
         return self.render(request, pages.endpoint_page, endpoint, TOKEN)
 
     async def custom_job_page(self, request: Request, name: str) -> Response:
-        return self.render(request, pages.custom_job_page, self.store.get(name, "CustomJob"), TOKEN)
+        job = self.store.get(name, "CustomJob")
+        logs = await run_in_threadpool(self.job_logs, name)
+        return self.render(request, pages.custom_job_page, job, logs)
 
     async def tuning_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "HyperparameterTuningJob")
-        return self.render(request, pages.tuning_job_page, job)
+        logs = await run_in_threadpool(self.job_logs, name)
+        return self.render(request, pages.tuning_job_page, job, logs)
+
+    def job_logs(self, name: str) -> list[tuple[str, str]]:
+        """The training runner's logs for a job: job.log, then each replica's (per trial),
+        the last LOG_TAIL_BYTES of each."""
+        job_dir = self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
+        if not job_dir.is_dir():
+            return []
+        replicas = sorted(job_dir.rglob("workerpool*.log"), key=lambda p: (len(p.parts), p))
+        files = [p for p in [job_dir / "job.log", *replicas] if p.is_file()]
+        return [(p.relative_to(job_dir).as_posix(), tail(p)) for p in files]
 
     async def schedule_page(self, request: Request, name: str) -> Response:
         schedule = self.store.get(name, "Schedule")
@@ -260,9 +274,8 @@ class ConsoleService:
                 headers=ARTIFACT_HEADERS,
                 media_type="text/plain",
             )
-        media = (
-            "text/html" if path.suffix in (".html", ".htm") or _looks_html(path) else "text/plain"
-        )
+        # KFP names an HTML artifact's file after the output (no suffix): the page says what it is.
+        media = "text/html" if request.query_params.get("type") == "html" else "text/plain"
         return Response(path.read_bytes(), headers=ARTIFACT_HEADERS, media_type=media)
 
     async def download(self, request: Request) -> Response:
@@ -349,8 +362,10 @@ async def read_form(request: Request) -> dict[str, str]:
 TOKEN = object()  # placeholder in `render` arguments: replaced by this request's CSRF token
 
 
-def _looks_html(path: Path) -> bool:
-    return path.read_bytes()[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
+def tail(path: Path) -> str:
+    with path.open("rb") as file:
+        file.seek(max(path.stat().st_size - LOG_TAIL_BYTES, 0))
+        return file.read().decode(errors="replace")
 
 
 def console_url(base_url: str) -> str:

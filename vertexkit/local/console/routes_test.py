@@ -182,7 +182,7 @@ def test_html_artifact_is_served_sandboxed(local_cloud: LocalCloud) -> None:
     path.write_text("<html><script>parent.document.title='owned'</script></html>")
     answer = requests.get(
         f"{local_cloud.url}/console/artifact",
-        params={"uri": f"gs://{bucket}/report.html"},
+        params={"uri": f"gs://{bucket}/report.html", "type": "html"},
         timeout=30,
     )
     assert answer.status_code == 200
