@@ -49,6 +49,8 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+pytestmark = pytest.mark.slow  # runs whole pipelines, as the other end-to-end tests do
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:

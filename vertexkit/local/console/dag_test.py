@@ -104,3 +104,22 @@ def test_a_task_not_started_yet_is_pending() -> None:
     graph = dag.build_graph(SPEC)
     svg = dag.draw(graph, {}, {name: "#" for name in graph.nodes})
     assert svg.count("state-PENDING") == 4
+
+
+def test_a_parallel_for_is_a_group_named_as_a_loop() -> None:
+    spec = {
+        "root": {
+            "dag": {
+                "tasks": {
+                    "for-loop-1": {
+                        "componentRef": {"name": "comp-for-loop-1"},
+                        "parameterIterator": {"itemInput": "item", "items": {"raw": "[1, 2]"}},
+                    }
+                }
+            }
+        },
+        "components": {"comp-for-loop-1": {"dag": {"tasks": {"train": task("comp-train")}}}},
+    }
+    graph = dag.build_graph(spec)
+    assert graph.groups["for-loop-1"].label == "for-loop-1: for each item"
+    assert graph.nodes["train"].groups == ("for-loop-1",)

@@ -202,3 +202,39 @@ def test_artifact_route_reads_only_objects(local_cloud: LocalCloud, uri: str) ->
     answer = requests.get(f"{local_cloud.url}/console/artifact", params={"uri": uri}, timeout=30)
     assert answer.status_code in (400, 404)
     assert "sqlite" not in answer.headers.get("Content-Type", "")
+
+
+@pytest.fixture
+def empty_endpoint(local_cloud: LocalCloud) -> str:
+    endpoint_id = f"console-{uuid.uuid4().hex[:8]}"
+    created = requests.post(
+        f"{local_cloud.url}/v1/{PARENT}/endpoints",
+        params={"endpointId": endpoint_id},
+        json={"displayName": "empty"},
+        timeout=30,
+    )
+    assert created.status_code == 200, created.text
+    return f"{PARENT}/endpoints/{endpoint_id}"
+
+
+@pytest.mark.parametrize(
+    ("instances", "message"),
+    [
+        pytest.param("[[1, 2", "instances: not JSON", id="not-json"),
+        pytest.param("[]", "instances must be a non-empty JSON list", id="empty-list"),
+        pytest.param("[[1, 2]]", "no deployed model", id="nothing-deployed"),
+    ],
+)
+def test_predict_form_shows_the_endpoint_refusal(
+    local_cloud: LocalCloud, empty_endpoint: str, instances: str, message: str
+) -> None:
+    session, token = console_session(local_cloud)
+    answer = session.post(
+        f"{local_cloud.url}/console/actions/predict",
+        data={"csrf_token": token, "name": empty_endpoint, "instances": instances},
+        headers={"Origin": local_cloud.url},
+        timeout=30,
+    )
+    assert answer.status_code == 400
+    assert answer.headers["Content-Security-Policy"].startswith("default-src 'self'")
+    assert message in answer.text and 'id="prediction-error"' in answer.text
