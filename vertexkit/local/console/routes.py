@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from vertexkit.local.console import pages, runs
+from vertexkit.local.console.data import bigquery_page, storage_page
 from vertexkit.local.console.security import (
     ARTIFACT_HEADERS,
     CSRF_FIELD,
@@ -85,22 +86,21 @@ class ConsoleService:
             Route("/console/{name:path}", self.resource),
         ]
 
-    def page(self, request: Request, markup: str, status: int = 200) -> HTMLResponse:
+    def session(self, request: Request) -> str:
+        """This browser's console session (a new one when it has no cookie yet)."""
+        if not hasattr(request.state, "console_session"):
+            request.state.console_session, request.state.console_new = self.csrf.session(request)
+        return request.state.console_session
+
+    def token(self, request: Request) -> str:
+        """The CSRF token the page's forms carry, bound to this browser's session."""
+        return self.csrf.token(self.session(request))
+
+    def respond(self, request: Request, markup: str, status: int = 200) -> HTMLResponse:
         """An HTML page with the console's headers and, for a new browser, its session cookie."""
         response = HTMLResponse(markup, status_code=status, headers=PAGE_HEADERS)
-        session, new = self.csrf.session(request)
-        if new:
-            response.set_cookie(
-                self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
-            )
-        return response
-
-    def render(self, request: Request, build: Any, *args: Any, **kwargs: Any) -> HTMLResponse:
-        session, new = self.csrf.session(request)
-        kwargs = {k: (self.csrf.token(session) if v is TOKEN else v) for k, v in kwargs.items()}
-        args = tuple(self.csrf.token(session) if a is TOKEN else a for a in args)
-        response = HTMLResponse(build(*args, **kwargs), headers=PAGE_HEADERS)
-        if new:
+        session = self.session(request)
+        if request.state.console_new:
             response.set_cookie(
                 self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
             )
@@ -119,35 +119,33 @@ class ConsoleService:
 
     async def pipelines(self, request: Request) -> Response:
         jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
-        return self.render(request, pages.runs_list, jobs, names)
+        return self.respond(request, pages.runs_list(jobs, names))
 
     async def training(self, request: Request) -> Response:
         custom = self.store.list(CUSTOM_JOBS)
         tuning = self.store.list(TUNING_JOBS)
-        return self.render(request, pages.jobs_list, custom[::-1], tuning[::-1])
+        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1]))
 
     async def models(self, request: Request) -> Response:
         registry = self.registry().models
         listed = [(m, registry.versions(m["name"])) for m in self.store.list("models")]
-        return self.render(request, pages.models_list, listed)
+        return self.respond(request, pages.models_list(listed))
 
     async def endpoints(self, request: Request) -> Response:
-        return self.render(request, pages.endpoints_list, self.store.list("endpoints"))
+        return self.respond(request, pages.endpoints_list(self.store.list("endpoints")))
 
     async def schedules(self, request: Request) -> Response:
-        return self.render(request, pages.schedules_list, self.store.list(SCHEDULES), TOKEN)
+        return self.respond(
+            request, pages.schedules_list(self.store.list(SCHEDULES), self.token(request))
+        )
 
     async def bigquery(self, request: Request) -> Response:
-        from vertexkit.local.console.data import bigquery_page
-
         body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
-        return self.render(request, lambda: body)
+        return self.respond(request, body)
 
     async def storage(self, request: Request) -> Response:
-        from vertexkit.local.console.data import storage_page
-
         body = await run_in_threadpool(storage_page, self.cloud, dict(request.query_params))
-        return self.render(request, lambda: body)
+        return self.respond(request, body)
 
     # -- one resource --------------------------------------------------------------------------
     async def resource(self, request: Request) -> Response:
@@ -162,11 +160,13 @@ class ConsoleService:
             SCHEDULES: self.schedule_page,
         }.get(collection)
         if handler is None:
-            return self.page(request, pages.error_page(404, f"No console page for {name!r}."), 404)
+            return self.respond(
+                request, pages.error_page(404, f"No console page for {name!r}."), 404
+            )
         try:
             return await handler(request, name)
         except ApiError as error:
-            return self.page(request, pages.error_page(error.code, error.message), error.code)
+            return self.respond(request, pages.error_page(error.code, error.message), error.code)
 
     async def run_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "PipelineJob")
@@ -174,7 +174,7 @@ class ConsoleService:
         view = await run_in_threadpool(self.task_view, job, task) if task else None
         schedule = job.get("scheduleName", "")
         schedule_name = self.schedule_names().get(schedule, schedule)
-        return self.render(request, pages.run_page, job, TOKEN, view, schedule_name)
+        return self.respond(request, pages.run_page(job, self.token(request), view, schedule_name))
 
     def task_view(self, job: Resource, task: str) -> pages.TaskView:
         log_file = self.cloud.vertex.backend.home / "pipelineJobs" / runs.job_id(job) / "driver.log"
@@ -224,21 +224,21 @@ class ConsoleService:
             v["versionId"]: registry.list_evaluations(location, f"{model_id}@{v['versionId']}")
             for v in versions
         }
-        return self.render(request, pages.model_page, model, versions, evaluations)
+        return self.respond(request, pages.model_page(model, versions, evaluations))
 
     async def endpoint_page(self, request: Request, name: str) -> Response:
         endpoint = self.registry().endpoints.get(name)
-        return self.render(request, pages.endpoint_page, endpoint, TOKEN)
+        return self.respond(request, pages.endpoint_page(endpoint, self.token(request)))
 
     async def custom_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "CustomJob")
         logs = await run_in_threadpool(self.job_logs, name)
-        return self.render(request, pages.custom_job_page, job, logs)
+        return self.respond(request, pages.custom_job_page(job, logs))
 
     async def tuning_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "HyperparameterTuningJob")
         logs = await run_in_threadpool(self.job_logs, name)
-        return self.render(request, pages.tuning_job_page, job, logs)
+        return self.respond(request, pages.tuning_job_page(job, logs))
 
     def job_logs(self, name: str) -> list[tuple[str, str]]:
         """The training runner's logs for a job: job.log, then each replica's (per trial),
@@ -253,7 +253,7 @@ class ConsoleService:
     async def schedule_page(self, request: Request, name: str) -> Response:
         schedule = self.store.get(name, "Schedule")
         jobs = [j for j in self.pipeline_jobs() if j.get("scheduleName") == name]
-        return self.render(request, pages.schedule_page, schedule, jobs, TOKEN)
+        return self.respond(request, pages.schedule_page(schedule, jobs, self.token(request)))
 
     # -- artifacts and downloads ---------------------------------------------------------------
     def object_file(self, uri: str) -> Path:
@@ -319,8 +319,7 @@ class ConsoleService:
         return handler(request)
 
     async def predict(self, request: Request, name: str, instances_text: str) -> Response:
-        session, _ = self.csrf.session(request)
-        token = self.csrf.token(session)
+        token = self.token(request)
         endpoint = self.registry().endpoints.get(name)
         try:
             instances = json.loads(instances_text)
@@ -328,16 +327,16 @@ class ConsoleService:
             markup = pages.endpoint_page(
                 endpoint, token, instances_text, error=f"instances: not JSON ({exc})"
             )
-            return HTMLResponse(markup, status_code=400, headers=PAGE_HEADERS)
+            return self.respond(request, markup, 400)
         try:
             result = await run_in_threadpool(
                 self.call_vertex, name + ":predict", {"instances": instances}
             )
         except ApiError as error:
             markup = pages.endpoint_page(endpoint, token, instances_text, error=error.message)
-            return HTMLResponse(markup, status_code=error.code, headers=PAGE_HEADERS)
+            return self.respond(request, markup, error.code)
         markup = pages.endpoint_page(endpoint, token, instances_text, result=result)
-        return HTMLResponse(markup, headers=PAGE_HEADERS)
+        return self.respond(request, markup)
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -357,9 +356,6 @@ async def read_form(request: Request) -> dict[str, str]:
         key: values[-1]
         for key, values in parse_qs(body.decode(errors="replace"), keep_blank_values=True).items()
     }
-
-
-TOKEN = object()  # placeholder in `render` arguments: replaced by this request's CSRF token
 
 
 def tail(path: Path) -> str:

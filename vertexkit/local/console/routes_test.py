@@ -238,3 +238,37 @@ def test_predict_form_shows_the_endpoint_refusal(
     assert answer.status_code == 400
     assert answer.headers["Content-Security-Policy"].startswith("default-src 'self'")
     assert message in answer.text and 'id="prediction-error"' in answer.text
+
+
+def test_bigquery_table_page_shows_schema_and_first_rows(local_cloud: LocalCloud) -> None:
+    page = requests.get(
+        f"{local_cloud.url}/console/bigquery",
+        params={"project": "bigquery-public-data", "dataset": "ml_datasets", "table": "penguins"},
+        timeout=30,
+    ).text
+    assert "344 rows" in page
+    assert "<td>culmen_length_mm</td><td>FLOAT</td>" in page
+    assert page.count("<td>Adelie Penguin (Pygoscelis adeliae)</td>") == 20  # first rows
+
+
+def test_storage_page_lists_objects_and_downloads_them(local_cloud: LocalCloud) -> None:
+    bucket = f"console-{uuid.uuid4().hex[:8]}"
+    local_cloud.storage.ensure_bucket(bucket)
+    path = local_cloud.storage.gs_uri_to_path(f"gs://{bucket}/data/<i>rows.csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("a,b\n1,2\n")
+    root = requests.get(f"{local_cloud.url}/console/storage", params={"bucket": bucket}, timeout=30)
+    assert "data/" in root.text
+    folder = requests.get(
+        f"{local_cloud.url}/console/storage",
+        params={"bucket": bucket, "prefix": "data/"},
+        timeout=30,
+    ).text
+    assert "&lt;i&gt;rows.csv" in folder and "<i>rows" not in folder
+    download = requests.get(
+        f"{local_cloud.url}/console/download",
+        params={"uri": f"gs://{bucket}/data/<i>rows.csv"},
+        timeout=30,
+    )
+    assert download.content == b"a,b\n1,2\n"
+    assert download.headers["Content-Disposition"].startswith("attachment")
