@@ -48,9 +48,10 @@ ARTIFACT_HEADERS = {
 class Csrf:
     """Issues and checks the console's CSRF tokens; the secret lives as long as the process."""
 
-    def __init__(self, port_hint: str = "") -> None:
+    cookie = "vertexkit_console"
+
+    def __init__(self) -> None:
         self._secret = secrets.token_bytes(32)
-        self.cookie = f"vertexkit_console{port_hint}"
 
     def session(self, request: Request) -> tuple[str, bool]:
         """The browser's session id, and whether it is new (the page must set the cookie)."""
