@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vertexkit.specs import SpecError
+from vertexkit.specs.inputs import framework_name
 
 if TYPE_CHECKING:
     from vertexkit.context import CloudContext
@@ -51,7 +52,6 @@ TRAINING_IMAGES: dict[str, dict[str, str]] = {
         "2.1": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-1.py310:latest",
     },
 }
-_FRAMEWORK_ALIASES = {"scikit-learn": "sklearn", "tf": "tensorflow", "tf2": "tensorflow"}
 # The SDK names TensorFlow 2 prediction images "tf2"; users say "tensorflow".
 _SDK_PREDICTION_FRAMEWORK = {"sklearn": "sklearn", "xgboost": "xgboost", "tensorflow": "tensorflow"}
 
@@ -62,10 +62,7 @@ class PackagingError(RuntimeError):
 
 # -- prebuilt images -------------------------------------------------------------------------
 def _framework(field: str, framework: str, allowed: list[str]) -> str:
-    name = _FRAMEWORK_ALIASES.get(framework.lower(), framework.lower())
-    if name not in allowed:
-        raise SpecError(field, f"unknown framework {framework!r}; allowed: {sorted(allowed)}")
-    return name
+    return framework_name(framework, tuple(sorted(allowed)), field)
 
 
 def _sort_key(version: str) -> tuple[int, ...]:
