@@ -66,9 +66,15 @@ def _os_error(exc: OSError) -> str:
 
 def client_error_message(exc: Any) -> str:
     """A 4xx from Vertex AI, BigQuery or Cloud Storage (or the local cloud): status and reason."""
-    status = HTTPStatus(exc.code) if exc.code in HTTPStatus._value2member_map_ else None
-    label = f"{exc.code} {status.phrase}" if status else str(exc.code)
-    return f"the service refused the request ({label}): {_HTTP_PREFIX.sub('', exc.message)}"
+    reason = _HTTP_PREFIX.sub("", exc.message)  # the REST transport's "POST url: " adds nothing
+    return f"the service refused the request ({_status(exc.code)}): {reason}"
+
+
+def _status(code: int) -> str:
+    try:
+        return f"{code} {HTTPStatus(code).phrase}"
+    except ValueError:
+        return str(code)
 
 
 def user_error_message(exc: Exception) -> str | None:

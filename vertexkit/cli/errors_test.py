@@ -7,6 +7,7 @@ checks that the state directory was not made and that the cloud holds the same r
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 import subprocess
@@ -16,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.api_core import exceptions
 from typer.testing import CliRunner
 
 from vertexkit.cli import app
-from vertexkit.cli.errors import BUG_EXIT, USER_ERROR_EXIT
+from vertexkit.cli.errors import BUG_EXIT, USER_ERROR_EXIT, user_error_message
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 
@@ -380,3 +382,32 @@ def test_an_unexpected_error_is_one_line_pointing_at_the_saved_traceback(
         assert "Traceback" in saved.read_text() and "boom [/x]" in saved.read_text()
     finally:
         saved.unlink()
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        pytest.param(
+            OSError(errno.EADDRINUSE, "Address already in use"),
+            "the address is already in use (another process listens on this port)",
+            id="bind-address-in-use",
+        ),
+        pytest.param(
+            FileNotFoundError(errno.ENOENT, "No such file or directory", "x.json"),
+            "x.json: No such file or directory",
+            id="missing-file",
+        ),
+        pytest.param(
+            exceptions.BadRequest("POST http://127.0.0.1:1/v1/x:predict: wrong shape [/x]"),
+            "the service refused the request (400 Bad Request): wrong shape [/x]",
+            id="client-error-400",
+        ),
+        pytest.param(
+            ValueError("n_estimators: must be > 0"), "n_estimators: must be > 0", id="value"
+        ),
+        pytest.param(exceptions.InternalServerError("boom"), None, id="server-error-is-a-bug"),
+        pytest.param(KeyError("x"), None, id="key-error-is-a-bug"),
+    ],
+)
+def test_which_errors_are_the_users(error: Exception, line: str | None) -> None:
+    assert user_error_message(error) == line
