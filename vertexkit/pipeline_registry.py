@@ -38,6 +38,13 @@ def resolve(name_or_ref: str) -> Any:
     pipeline = getattr(module, attribute, None)
     if pipeline is None:
         raise PipelineNotFound(f"{module_name!r} has no attribute {attribute!r}")
+    from kfp.dsl.base_component import BaseComponent
+
+    if not isinstance(pipeline, BaseComponent):  # what kfp's compiler accepts
+        raise PipelineNotFound(
+            f"{name_or_ref!r} is not a pipeline: a @dsl.pipeline (or @dsl.component) function "
+            f"is needed; got {type(pipeline).__name__}"
+        )
     return pipeline
 
 

@@ -86,6 +86,13 @@ ENDPOINT_ID_NUMBER = re.compile(r"^[1-9][0-9]{0,8}$")
 PROJECT_ID = re.compile(r"^([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]{1,20})$")
 
 
+def validate_project_id(project: Any, field: str = "project") -> str:
+    """A project ID (6..30 of [a-z0-9-], letter first, no trailing '-') or a project number."""
+    if not isinstance(project, str) or not PROJECT_ID.match(project):
+        raise SpecError(field, f"invalid project {project!r}: a project ID or number")
+    return project
+
+
 def validate_model_id(model_id: str, field: str = "modelId") -> str:
     """Model IDs: up to 63 of [a-z0-9_-], not starting with a digit or hyphen."""
     if not MODEL_ID.match(model_id):
@@ -119,6 +126,5 @@ def parse_resource_name(name: str, collection: str, field: str = "name") -> dict
             f"must look like projects/PROJECT/locations/REGION/{collection}/ID; got {name!r}",
         )
     project, location, resource_id = match.groups()
-    if not PROJECT_ID.match(project):
-        raise SpecError(field, f"invalid project {project!r}: a project ID or number")
+    validate_project_id(project, field)
     return {"project": project, "location": location, "id": resource_id}
