@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 PROC = Path("/proc")
 POLL_SECONDS = 0.02
 LEFTOVER_GRACE_SECONDS = 2.0
+KILL_WAIT_SECONDS = 5.0  # SIGKILL cannot be refused; a process takes a moment to exit
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ def end_groups(pgids: Sequence[int], grace: float) -> None:
     wait_for_groups(pgids, grace)
     for pgid in pgids:
         signal_group(pgid, signal.SIGKILL)  # e.g. children that ignore SIGTERM
+    wait_for_groups(pgids, KILL_WAIT_SECONDS)  # so "ended" means no process is left
 
 
 class Group:
