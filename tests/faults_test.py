@@ -3,8 +3,7 @@ cloud (kill -9, cancel, timeout, a trainer whose children ignore SIGTERM), a dam
 state database stops the start (naming the file and its copy) instead of serving an empty cloud,
 interrupted uploads leave no temp file, and a full disk is a 507 with the reason."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: KFP reads the component's real type annotations.
 import contextlib
 import os
 import signal
@@ -12,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 import urllib3
 from google.api_core import exceptions
-from google.cloud import aiplatform_v1
+from google.cloud import aiplatform, aiplatform_v1
+from google.cloud.aiplatform import pipeline_jobs
+from kfp import compiler, dsl
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
@@ -169,6 +171,53 @@ def test_job_end_leaves_no_process_even_one_ignoring_sigterm(
         job = wait_terminal(cloud_context, job.name)
         assert job.state == state, job.error
         assert message in job.error.message
+        assert_all_gone(pids)
+    finally:
+        kill_leftovers(pids)
+
+
+@dsl.component(install_kfp_package=False)
+def stubborn_task(pids_path: str) -> int:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    ignore = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    child = subprocess.Popen([sys.executable, "-c", ignore])
+    time.sleep(0.2)  # so the child has set its handler before anyone signals it
+    with open(pids_path + ".part", "w") as out:
+        out.write(f"{os.getpid()} {child.pid}")
+    os.replace(pids_path + ".part", pids_path)
+    time.sleep(600)
+    return 0
+
+
+@dsl.pipeline(name="stubborn")
+def stubborn_pipeline(pids_path: str) -> int:
+    return stubborn_task(pids_path=pids_path).output
+
+
+def test_pipeline_cancel_leaves_no_task_process_even_one_ignoring_sigterm(
+    local_cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline_jobs, "_JOB_WAIT_TIME", 0.2)  # poll the local cloud often
+    monkeypatch.setattr(pipeline_jobs, "_WAIT_TIME_MULTIPLIER", 1)
+    template = tmp_path / "stubborn.yaml"
+    compiler.Compiler().compile(stubborn_pipeline, str(template))
+    # a fresh bucket and a service account: submit() skips the Resource Manager lookup
+    local_cloud.context().init_aiplatform(service_account="p@local-project.iam.gserviceaccount.com")
+    job = aiplatform.PipelineJob(
+        display_name="stubborn", template_path=str(template), enable_caching=False,
+        pipeline_root=f"gs://faults-{uuid.uuid4().hex[:12]}/root",
+        parameter_values={"pids_path": str(tmp_path / "pids")},
+    )  # fmt: skip
+    job.submit()
+    pids = read_pids(tmp_path / "pids")
+    try:
+        job.cancel()
+        job.wait()
+        assert job.state.name == "PIPELINE_STATE_CANCELLED"
         assert_all_gone(pids)
     finally:
         kill_leftovers(pids)
