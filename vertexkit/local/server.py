@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +27,7 @@ from starlette.routing import Route
 from vertexkit.context import CloudContext
 from vertexkit.local.errors import ApiError, api_error_handler
 from vertexkit.local.guard import RequestGuard
+from vertexkit.local.state import disk_full_handler
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -154,7 +156,12 @@ class LocalCloud:
         routes = [Route("/", _health), Route("/healthz", _health)]
         for service in self.services:
             routes.extend(service.routes())
-        app = Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
+        handlers = {
+            ApiError: api_error_handler,
+            OSError: disk_full_handler,  # a full disk is a 507 with the reason, not a bare 500
+            sqlite3.OperationalError: disk_full_handler,
+        }
+        app = Starlette(routes=routes, exception_handlers=handlers)
         app.add_middleware(RequestGuard)
         return app
 

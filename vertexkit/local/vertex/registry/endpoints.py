@@ -368,6 +368,7 @@ class EndpointRegistry:
             spec,
             self._container_env(endpoint_name, deployed, version),
             self.backend.home / "serving" / f"{deployed['id']}.log",
+            groups=self.backend.processes,
         )
         server.start()
         return server

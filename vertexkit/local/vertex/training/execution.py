@@ -152,6 +152,7 @@ class Executor:
             timeout=parse_duration(scheduling.get("timeout")),
             restart_on_failure=bool(scheduling.get("restartJobOnWorkerRestart")),
             log=log,
+            groups=self.backend.processes,
         )
 
     def base_env(self) -> dict[str, str]:
