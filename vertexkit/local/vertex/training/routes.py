@@ -111,7 +111,8 @@ class TrainingArea:
         validated(validate_tuning_job, body)
         validated(validate_custom_job_spec, body["trialJobSpec"])
         validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
-        validated(check_study_spec, body["studySpec"])
+        study = protos.with_defaults(aiplatform_v1.StudySpec, body["studySpec"])
+        validated(check_study_spec, study)
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()
