@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from google.api_core import exceptions
-from google.cloud import aiplatform
+from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import training_jobs
 
 from vertexkit.context import CloudContext
@@ -253,3 +253,150 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+def test_get_and_list_with_a_filter(sdk: CloudContext, tiny_trainer: Path) -> None:
+    job = aiplatform.CustomTrainingJob(
+        display_name="tiny-listed",
+        script_path=str(tiny_trainer),
+        container_uri=TRAIN_IMAGE,
+        labels={"team": "birds"},
+    )
+    job.run(base_output_dir="gs://vertexkit-out/tiny-listed")
+    listed = aiplatform.CustomTrainingJob.list(filter='display_name="tiny-listed"')
+    assert [j.resource_name for j in listed] == [job.resource_name]
+    assert job.resource_name in [
+        j.resource_name for j in aiplatform.CustomTrainingJob.list(filter='labels.team="birds"')
+    ]
+    again = aiplatform.CustomTrainingJob.get(job.resource_name)
+    assert again.state.name == "PIPELINE_STATE_SUCCEEDED" and again.end_time is not None
+
+
+# -- refused before anything is created --------------------------------------------------------
+def good_request() -> dict:
+    """What CustomContainerTrainingJob.run sends, as a plain GAPIC request."""
+    return {
+        "display_name": "refused",
+        "training_task_definition": CUSTOM_TASK,
+        "training_task_inputs": {
+            "worker_pool_specs": [
+                {
+                    "machine_spec": {"machine_type": "n1-standard-4"},
+                    "replica_count": 1,
+                    "container_spec": {
+                        "image_uri": "us-docker.pkg.dev/my-project/trainers/tiny:latest",
+                        "command": ["python", "-c", "print('never runs')"],
+                    },
+                }
+            ],
+            "base_output_directory": {"output_uri_prefix": "gs://vertexkit-out/refused"},
+        },
+        "model_to_upload": {
+            "display_name": "refused",
+            "container_spec": {"image_uri": SERVE_IMAGE},
+        },
+    }
+
+
+def pool(request: dict) -> dict:
+    return request["training_task_inputs"]["worker_pool_specs"][0]
+
+
+BAD_REQUESTS = {
+    "region": ("location", exceptions.BadRequest, lambda r: r),
+    "no display name": ("displayName", exceptions.BadRequest, lambda r: r.update(display_name="")),
+    "long display name": (
+        "displayName", exceptions.BadRequest, lambda r: r.update(display_name="x" * 129)
+    ),
+    "bad label": ("labels", exceptions.BadRequest, lambda r: r.update(labels={"Bad": "x"})),
+    "no definition": (
+        "trainingTaskDefinition", exceptions.BadRequest,
+        lambda r: r.update(training_task_definition=""),
+    ),
+    "not a task schema": (
+        "trainingTaskDefinition", exceptions.BadRequest,
+        lambda r: r.update(training_task_definition="gs://elsewhere/task.yaml"),
+    ),
+    "automl task": (
+        "trainingTaskDefinition", exceptions.MethodNotImplemented,
+        lambda r: r.update(training_task_definition=CUSTOM_TASK.replace(
+            "custom_task_1.0.0", "automl_tabular_1.0.0")),
+    ),
+    "no task inputs": (
+        "trainingTaskInputs", exceptions.BadRequest, lambda r: r.pop("training_task_inputs")
+    ),
+    "unknown input field": (
+        "bogus_field", exceptions.BadRequest,
+        lambda r: r["training_task_inputs"].update(bogus_field=1),
+    ),
+    "no worker pools": (
+        "trainingTaskInputs.workerPoolSpecs", exceptions.BadRequest,
+        lambda r: r["training_task_inputs"].update(worker_pool_specs=[]),
+    ),
+    "unknown machine": (
+        "trainingTaskInputs.workerPoolSpecs[0].machineSpec.machineType", exceptions.BadRequest,
+        lambda r: pool(r)["machine_spec"].update(machine_type="n1-giant-9"),
+    ),
+    "accelerator count": (
+        "acceleratorCount", exceptions.BadRequest,
+        lambda r: pool(r)["machine_spec"].update(
+            accelerator_type="NVIDIA_TESLA_T4", accelerator_count=3),
+    ),
+    "container without command": (
+        "trainingTaskInputs.workerPoolSpecs[0].containerSpec.command", exceptions.BadRequest,
+        lambda r: pool(r)["container_spec"].pop("command"),
+    ),
+    "no serving image": (
+        "modelToUpload.containerSpec.imageUri", exceptions.BadRequest,
+        lambda r: r["model_to_upload"].pop("container_spec"),
+    ),
+    "model id and parent model": (
+        "modelId", exceptions.BadRequest,
+        lambda r: r.update(model_id="some-model", parent_model="projects/p/locations/l/models/1"),
+    ),
+    "bad model id": ("modelId", exceptions.BadRequest, lambda r: r.update(model_id="Bad_ID!")),
+    "model id without a model": (
+        "modelId", exceptions.BadRequest,
+        lambda r: (r.pop("model_to_upload"), r.update(model_id="orphan")),
+    ),
+    "unknown parent model": (
+        "parentModel", exceptions.NotFound,
+        lambda r: r.update(parent_model="projects/local-project/locations/us-central1/models/4242"),
+    ),
+    "bad version alias": (
+        "modelToUpload.versionAliases", exceptions.BadRequest,
+        lambda r: r["model_to_upload"].update(version_aliases=["Not_Valid"]),
+    ),
+    "no output directory": (
+        "trainingTaskInputs.baseOutputDirectory.outputUriPrefix", exceptions.BadRequest,
+        lambda r: r["training_task_inputs"].pop("base_output_directory"),
+    ),
+    "managed dataset": (
+        "inputDataConfig", exceptions.MethodNotImplemented,
+        lambda r: r.update(input_data_config={"dataset_id": "123"}),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "error", "spoil"), BAD_REQUESTS.values(), ids=BAD_REQUESTS)
+def test_bad_requests_are_refused_before_anything_is_created(
+    sdk: CloudContext, field: str, error: type[Exception], spoil: Callable[[dict], object]
+) -> None:
+    client = sdk.pipeline_client()
+    parent = (
+        sdk.parent.replace("us-central1", "mars-central1") if field == "location" else sdk.parent
+    )
+    before = (list_names(client, sdk.parent, "pipelines"), list_names(client, sdk.parent, "jobs"))
+    request = good_request()
+    spoil(request)
+    with pytest.raises(error) as refused:
+        client.create_training_pipeline(parent=parent, training_pipeline=request)
+    assert field in refused.value.message
+    after = (list_names(client, sdk.parent, "pipelines"), list_names(client, sdk.parent, "jobs"))
+    assert after == before, "a refused request created a resource"
+
+
+def list_names(client: aiplatform_v1.PipelineServiceClient, parent: str, kind: str) -> set[str]:
+    if kind == "pipelines":
+        return {p.name for p in client.list_training_pipelines(parent=parent)}
+    return {job.resource_name for job in aiplatform.CustomJob.list()}

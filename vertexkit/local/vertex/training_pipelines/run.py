@@ -5,6 +5,7 @@ succeeds, the model the trainer saved under `<baseOutputDirectory>/model` is upl
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -158,7 +159,5 @@ def finish_pipeline(
         if uploaded is not None:
             pipeline["modelToUpload"] = uploaded
 
-    try:
+    with contextlib.suppress(Exception):  # the store may be closed at shutdown
         executor.backend.store.mutate(name, change)
-    except Exception:  # the store may be closed at shutdown
-        pass
