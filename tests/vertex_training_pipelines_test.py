@@ -16,6 +16,8 @@ from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import training_jobs
 
 from vertexkit.context import CloudContext
+from vertexkit.local import LocalCloud
+from vertexkit.local.vertex.store import ResourceStore
 
 TESTDATA = Path(__file__).parents[1] / "vertexkit/local/vertex/training/testdata"
 TRAIN_IMAGE = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"
@@ -400,3 +402,18 @@ def list_names(client: aiplatform_v1.PipelineServiceClient, parent: str, kind: s
     if kind == "pipelines":
         return {p.name for p in client.list_training_pipelines(parent=parent)}
     return {job.resource_name for job in aiplatform.CustomJob.list()}
+
+
+def test_restart_fails_a_pipeline_left_running(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with LocalCloud(home=home):
+        pass
+    # An unclean stop (the process died): a pipeline still marked RUNNING in the state file.
+    store = ResourceStore(home / "vertex" / "vertex.sqlite")
+    name = "projects/local-project/locations/us-central1/trainingPipelines/777"
+    store.insert("trainingPipelines", name, {"name": name, "state": "PIPELINE_STATE_RUNNING"})
+    store.close()
+    with LocalCloud(home=home) as cloud:
+        pipeline = cloud.context().pipeline_client().get_training_pipeline(name=name)
+    assert pipeline.state.name == "PIPELINE_STATE_FAILED"
+    assert "local cloud stopped while the job was running" in pipeline.error.message

@@ -48,6 +48,8 @@ class PipelineRun:
 
     def _run(self) -> Outcome:
         self.set_state(models.PENDING)
+        if self.control.stop.is_set():  # cancelled before its job started
+            return self.stopped()
         job_name = self.start_backing_job()
         job = self.wait_for(job_name)
         if self.control.stop.is_set():
