@@ -104,7 +104,7 @@ def test_other_calls_answer_while_a_long_query_runs(client: bigquery.Client, dat
     def long_query() -> None:
         config = bigquery.QueryJobConfig(job_timeout_ms=600_000)
         with pytest.raises(exceptions.GoogleAPICallError, match="cancelled"):
-            client.query(ENDLESS, job_id=long_id, job_config=config).result()
+            client.query(ENDLESS, job_id=long_id, job_config=config, job_retry=None).result()
         events.append("long query ended")
 
     runner = threading.Thread(target=long_query)

@@ -42,7 +42,8 @@ class RunningJob:
         self.snapshot = copy.deepcopy(job)
         self.done = threading.Event()
         self.stop_error: QueryError | None = None
-        self._lock = threading.Lock()
+        self._finishing = False
+        self._lock = threading.Lock()  # stop() never interrupts a connection finish() closed
         self._timer: threading.Timer | None = None
 
     @property
@@ -60,10 +61,10 @@ class RunningJob:
     def stop(self, error: QueryError) -> None:
         """Interrupts the running statement; the job ends DONE with `error` (first one wins)."""
         with self._lock:
-            if self.done.is_set() or self.stop_error is not None:
+            if self._finishing or self.stop_error is not None:
                 return
             self.stop_error = error
-        self.cursor.interrupt()
+            self.cursor.interrupt()
 
     def raise_if_stopped(self) -> None:
         if self.stop_error is not None:
@@ -72,6 +73,8 @@ class RunningJob:
     def finish(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        with self._lock:
+            self._finishing = True
         with contextlib.suppress(duckdb.Error):
             self.cursor.close()
         self.done.set()
