@@ -27,6 +27,7 @@ REFUSED = {
         "SELECT 1 FROM UNNEST([1]) AS x WHERE length(current_setting('threads')) > 0",
         "Function not found: current_setting",
     ),
+    "wrong_arguments": ("SELECT REGEXP_REPLACE('a', 'b')", "No matching signature"),
     "glob": ("SELECT * FROM glob('*')", "Syntax error"),
     "pragma": ("PRAGMA version", "Statement PRAGMA is not supported by the local BigQuery"),
     "attach": ("ATTACH 'other.duckdb' AS other", "Syntax error"),

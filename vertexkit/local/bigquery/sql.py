@@ -121,7 +121,13 @@ def translate(
         translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as error:
         raise QueryError(f"{_first_line(error)}: unsupported by the local BigQuery") from error
+    except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
+        raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _no_matching_signature(node: exp.Func) -> QueryError:
+    return QueryError(f"No matching signature for function {node.sql_name()}")
 
 
 def _first_line(error: Exception) -> str:
@@ -147,7 +153,10 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
     for table in statement.find_all(exp.Table):
         if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
             raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
-    text = statement.sql(dialect="bigquery")
+    try:
+        text = statement.sql(dialect="bigquery")
+    except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
+        raise QueryError(f"No matching signature for a function call: {error!r}") from error
     match = BIGQUERY_ONLY_CALL.search(text)
     if match:
         raise QueryError(f"{match.group(0).rstrip('(')} is unsupported by the local BigQuery")
@@ -169,7 +178,11 @@ def _function_name(node: exp.Func) -> str | None:
         return node.name
     if isinstance(node, exp.SafeFunc):  # SAFE.f(...): f is checked as its own node
         return None
-    match = CALL_HEAD.match(node.sql(dialect="bigquery"))
+    try:
+        text = node.sql(dialect="bigquery")
+    except Exception as error:  # sqlglot cannot write a call with the wrong arguments back
+        raise _no_matching_signature(node) from error
+    match = CALL_HEAD.match(text)
     return match.group(1) if match else None
 
 
