@@ -102,7 +102,7 @@ def test_other_calls_answer_while_a_long_query_runs(client: bigquery.Client, dat
     long_id = f"long_{uuid.uuid4().hex}"
 
     def long_query() -> None:
-        config = bigquery.QueryJobConfig(job_timeout_ms=600_000)
+        config = bigquery.QueryJobConfig(job_timeout_ms=120_000)  # ends a regression
         with pytest.raises(exceptions.GoogleAPICallError, match="cancelled"):
             client.query(ENDLESS, job_id=long_id, job_config=config, job_retry=None).result()
         events.append("long query ended")
@@ -122,6 +122,26 @@ def test_other_calls_answer_while_a_long_query_runs(client: bigquery.Client, dat
         runner.join()
         client.delete_dataset(f"{dataset}_beside", not_found_ok=True)
     assert events == ["SELECT 1 answered", "metadata answered", "long query ended"]
+
+
+def test_concurrent_inserts_into_one_table_all_land(client: bigquery.Client, dataset: str) -> None:
+    failures: list[Exception] = []
+
+    def insert(value: int) -> None:
+        for _ in range(5):
+            try:
+                client.query(f"INSERT INTO {dataset}.t VALUES ({value})").result()
+            except exceptions.GoogleAPICallError as error:
+                failures.append(error)
+
+    writers = [threading.Thread(target=insert, args=(value,)) for value in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert failures == []
+    counts = client.query_and_wait(f"SELECT x, COUNT(*) AS n FROM {dataset}.t GROUP BY x")
+    assert sorted(tuple(row) for row in counts) == [(0, 5), (1, 5), (2, 5), (3, 5)]
 
 
 # -- 3. expiry ---------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ class JobRunner:
         job["status"] = {"state": "RUNNING"}
         job["statistics"] = {"creationTime": now_ms, "startTime": now_ms}
         job["id"] = f"{project}:{LOCATION}.{job['jobReference']['jobId']}"
-        run = RunningJob(project, job, self.warehouse.cursor())
+        run = RunningJob(project, job, self.warehouse.cursor(), self.warehouse.table_locks)
         self.running.add(run)
         timeout_ms = job["configuration"].get("jobTimeoutMs")
         if timeout_ms:
@@ -185,12 +185,12 @@ class JobRunner:
             "totalBytesBilled": "0",
             "cacheHit": False,
         }
-        if translation.statement_type == "SELECT":
-            destination = self._destination(project, config, run.job)
-        with run.transaction() as cur:
+        selecting = translation.statement_type == "SELECT"
+        destination = self._destination(project, config, run.job) if selecting else None
+        with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
-            if translation.statement_type == "SELECT":
+            if destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
                 stats["totalRows"] = str(self.warehouse.count_rows(cur, destination))
@@ -287,7 +287,7 @@ class JobRunner:
         destination = _table_name(config["destinationTable"], project)
         staged = [upload] if upload else self._stage_uris(config.get("sourceUris") or [])
         try:
-            with run.transaction() as cur:
+            with run.transaction(destination) as cur:
                 rows = self._load_files(cur, destination, staged, source_format, config)
         finally:
             if not upload:
@@ -446,7 +446,7 @@ class JobRunner:
         names = [_table_name(source, project) for source in sources]
         destination = _table_name(config["destinationTable"], project)
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM {name.sql}" for name in names)
-        with run.transaction() as cur:
+        with run.transaction(destination) as cur:
             for name in names:
                 self.warehouse.require_table(cur, name)
             copy_config = {"writeDisposition": "WRITE_EMPTY", **config}
@@ -471,6 +471,9 @@ def _validate_dispositions(config: dict) -> None:
 def _failed_status(error: BaseException) -> dict[str, Any]:
     if isinstance(error, QueryError):
         result = {"reason": error.reason, "message": error.message}
+    elif isinstance(error, duckdb.TransactionException):
+        message = f"Could not serialize access to a table due to concurrent update: {error}"
+        result = {"reason": "invalidQuery", "message": message}
     elif isinstance(error, duckdb.Error):
         result = {"reason": _duckdb_reason(error), "message": _duckdb_message(error)}
     else:

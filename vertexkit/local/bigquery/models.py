@@ -56,6 +56,32 @@ class DamagedDatabaseError(RuntimeError):
         self.backup = backup
 
 
+class TableLocks:
+    """One lock per table. Jobs and calls that write a table queue behind each other, as
+    mutating DML on one BigQuery table queues; work on other tables runs side by side (DuckDB
+    would otherwise abort one of two concurrent writers of the same row with a conflict)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[TableName, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def holding(
+        self, names: list[TableName], check: Callable[[], None] = lambda: None
+    ) -> Iterator[None]:
+        """Takes the locks in one order (no deadlock); `check` runs while waiting, so a job
+        stopped in the queue leaves it."""
+        with self._guard:
+            ordered = sorted(set(names), key=lambda name: (name.schema, name.table))
+            locks = [self._locks.setdefault(name, threading.Lock()) for name in ordered]
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                while not lock.acquire(timeout=0.05):
+                    check()
+                held.callback(lock.release)
+            yield
+
+
 class NotFound(QueryError):
     def __init__(self, message: str) -> None:
         super().__init__(message, "notFound")
@@ -87,6 +113,7 @@ class Warehouse:
         for leftover in self.staging.iterdir():  # from a crash: never referenced again
             _remove(leftover)
         self.lock = threading.RLock()
+        self.table_locks = TableLocks()
         self.connection = open_database(home / DATABASE_FILE)
         self._configure()
         self.last_expiry = 0.0
@@ -155,9 +182,10 @@ class Warehouse:
         return self.connection.cursor()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One job = one transaction: on any error nothing it wrote survives."""
-        with self.lock:
+    def transaction(self, *writes: TableName) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A catalog change in one short transaction: on any error nothing it wrote survives.
+        `writes`: the tables it changes, locked first (then the catalog lock)."""
+        with self.table_locks.holding(list(writes)), self.lock:
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -118,6 +119,10 @@ class BigQueryService:
                 )
             except QueryError as error:
                 raise api_error(error) from error
+            except duckdb.TransactionException as error:  # met a concurrent writer: retryable
+                raise ApiError(
+                    503, f"Concurrent change, retry the request: {error}", reason="backendError"
+                ) from error
             return result if isinstance(result, Response) else _json(result)
 
         endpoint_typed: Callable[[Request], Awaitable[Response]] = endpoint
@@ -241,7 +246,7 @@ class BigQueryService:
                 "a table"
             )
         extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             if not self.warehouse.dataset_exists(cur, project, dataset):
                 raise not_found(f"Not found: Dataset {project}:{dataset}")
             if self.warehouse.table_kind(cur, name):
@@ -265,7 +270,7 @@ class BigQueryService:
         name = _table(params)
         validate_table(body, creating=False)
         self._check_writable(name.project)
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             self.warehouse.require_table(cur, name)
             fields = (body.get("schema") or {}).get("fields")
             extras: dict[str, Any] = {
@@ -303,7 +308,7 @@ class BigQueryService:
     def delete_table(self, params: dict, _: dict, __: dict) -> Response:
         name = _table(params)
         self._check_writable(name.project)
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             self.warehouse.drop_table(cur, name)
         return Response(status_code=204)
 

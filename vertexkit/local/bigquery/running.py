@@ -13,7 +13,8 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery.sql import QueryError
+from vertexkit.local.bigquery.models import TableLocks
+from vertexkit.local.bigquery.sql import QueryError, TableName
 
 
 def timeout_error(timeout_ms: int) -> QueryError:
@@ -33,11 +34,16 @@ def shutdown_error() -> QueryError:
 
 class RunningJob:
     def __init__(
-        self, project: str, job: dict[str, Any], cursor: duckdb.DuckDBPyConnection
+        self,
+        project: str,
+        job: dict[str, Any],
+        cursor: duckdb.DuckDBPyConnection,
+        table_locks: TableLocks,
     ) -> None:
         self.project = project
         self.job = job
         self.cursor = cursor
+        self.table_locks = table_locks
         # What jobs.get answers until DONE: a copy, since the job thread keeps editing `job`.
         self.snapshot = copy.deepcopy(job)
         self.done = threading.Event()
@@ -80,19 +86,22 @@ class RunningJob:
         self.done.set()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One job = one transaction: on any error or stop nothing it wrote survives."""
-        self.raise_if_stopped()
-        cur = self.cursor
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            yield cur
+    def transaction(self, *writes: TableName | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One job = one transaction: on any error or stop nothing it wrote survives. The
+        tables it `writes` are locked for its length; reads need no lock."""
+        targets = [name for name in writes if name is not None]
+        with self.table_locks.holding(targets, self.raise_if_stopped):
             self.raise_if_stopped()
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
+            cur = self.cursor
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+                self.raise_if_stopped()
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
 
 
 class RunningJobs:
