@@ -96,6 +96,17 @@ def test_jobs_query_timeout_answers_incomplete_and_the_job_runs_on(
     assert client.get_job(job_id).error_result["reason"] == "stopped"
 
 
+def test_stopping_the_cloud_ends_a_running_job_failed(tmp_path: Path) -> None:
+    with LocalCloud(home=tmp_path) as cloud:
+        url = f"{cloud.url}/bigquery/v2/projects/{cloud.project}/queries"
+        body = {"query": ENDLESS, "useLegacySql": False, "timeoutMs": 0}
+        job_id = requests.post(url, json=body, timeout=60).json()["jobReference"]["jobId"]
+    with LocalCloud(home=tmp_path) as cloud:
+        job = cloud.context().bigquery_client().get_job(job_id)
+        assert job.state == "DONE"  # a restart never finds a job RUNNING
+        assert "stopped while the job ran" in job.error_result["message"]
+
+
 # -- 2. no global lock -------------------------------------------------------------------------
 def test_other_calls_answer_while_a_long_query_runs(client: bigquery.Client, dataset: str) -> None:
     events: list[str] = []
