@@ -11,9 +11,7 @@ and from DuckDB's fast readers and writers. Jobs run to completion inside one tr
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
-import shutil
 import threading
 import time
 import uuid
@@ -32,6 +30,7 @@ from vertexkit.local.bigquery.responses import (
     schema_to_columns,
 )
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal
+from vertexkit.local.state import StateError, backup_copy
 
 DATABASE_FILE = "bigquery.duckdb"
 META_SCHEMA = "_vertexkit"
@@ -41,16 +40,16 @@ JOB_HISTORY_LIFETIME_S = 180 * 24 * 3600  # jobs.get/list answer for about six m
 EXPIRY_INTERVAL_S = 60  # how often calls sweep expired results and jobs
 
 
-class DamagedDatabaseError(RuntimeError):
+class DamagedDatabaseError(StateError):
     """The warehouse file cannot be opened: the service refuses to start rather than start
     empty; the message names the file and the copy kept of it."""
 
-    def __init__(self, path: Path, why: str, backup: Path | None) -> None:
-        kept = f"a copy was kept as {backup}" if backup else "no copy could be made"
+    def __init__(self, path: Path, why: str) -> None:
+        backup = backup_copy(path)
         super().__init__(
-            f"The local BigQuery cannot start: {path} is damaged ({why}); {kept}. The file is "
-            "left as it is so no table is lost silently: restore it from a backup, or move it "
-            "aside to start with an empty BigQuery."
+            f"The local BigQuery cannot start: {path} is damaged ({why}); a copy was kept as "
+            f"{backup}. The file is left as it is so no table is lost silently: restore it from "
+            "a backup, or move it aside to start with an empty BigQuery."
         )
         self.path = path
         self.backup = backup
@@ -474,24 +473,14 @@ def open_database(path: Path) -> duckdb.DuckDBPyConnection:
     """Opens the warehouse file, refusing an empty or unreadable one (DamagedDatabaseError):
     a file DuckDB created is never empty, so zero bytes means it was truncated."""
     if path.exists() and path.stat().st_size == 0:
-        raise DamagedDatabaseError(path, "it is empty (0 bytes)", _keep_copy(path))
+        raise DamagedDatabaseError(path, "it is empty (0 bytes)")
     try:
         connection = duckdb.connect(str(path))
         connection.execute("SELECT count(*) FROM duckdb_tables()").fetchall()  # reads the catalog
     except duckdb.Error as error:
         why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise DamagedDatabaseError(path, why, _keep_copy(path)) from None
+        raise DamagedDatabaseError(path, why) from None
     return connection
-
-
-def _keep_copy(path: Path) -> Path | None:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    backup = path.with_name(f"{path.name}.damaged-{stamp}")
-    try:
-        shutil.copy2(path, backup)
-    except OSError:
-        return None
-    return backup
 
 
 def _remove(path: Path) -> None:
