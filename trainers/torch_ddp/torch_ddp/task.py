@@ -51,6 +51,14 @@ log = logging.getLogger("torch_ddp")
 CHECKPOINT = "checkpoint.pt"
 
 
+def whole_number(text: str) -> int:
+    """An integer; pipelines and tuning jobs may pass whole numbers as floats ("30.0")."""
+    value = float(text)
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="torch_ddp.task")
     env = os.environ.get
@@ -60,12 +68,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--label-column", default="species")
     parser.add_argument("--model-dir", default=env("AIP_MODEL_DIR"))
     parser.add_argument("--checkpoint-dir", default=env("AIP_CHECKPOINT_DIR"))
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--hidden-units", type=int, default=64)
-    parser.add_argument("--checkpoint-every", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--epochs", type=whole_number, default=30)
+    parser.add_argument("--batch-size", type=whole_number, default=32)
+    parser.add_argument("--learning-rate", type=float, default=0.005)
+    parser.add_argument("--hidden-units", type=whole_number, default=64)
+    parser.add_argument("--checkpoint-every", type=whole_number, default=5)
+    parser.add_argument("--seed", type=whole_number, default=7)
     args = parser.parse_args(list(argv))
     if not args.training_data_uri or not args.model_dir:
         parser.error("needs --training-data-uri and --model-dir (or AIP_* variables)")
