@@ -2,8 +2,8 @@
 
 A scikit-learn classifier trained on the penguins data is uploaded with Vertex's prebuilt
 scikit-learn image, deployed, and asked for one-instance predictions through the real SDK
-(REST). The same instances are then predicted in-process. Both runs are printed: p50, p99 and
-requests per second (sequential, one client thread).
+(REST), first by one client thread, then by 4 concurrent clients. The same instances are then
+predicted in-process. Each run is printed: p50, p99 and requests per second.
 
     .venv/bin/python -m benchmarks.predict_latency [--requests 500]
 """
@@ -16,6 +16,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,22 +39,31 @@ def train() -> tuple[Any, np.ndarray]:
     return model.fit(features, frame["species"]), features
 
 
-def measure(call: Callable[[int], object], requests: int, warmup: int = 20) -> dict[str, float]:
-    """Latency percentiles (ms) and throughput of `call(i)` run `requests` times in a row."""
-    for i in range(warmup):
-        call(i)
+def timed(call: Callable[[int], object], indices: range) -> list[float]:
     latencies = []
-    started = time.perf_counter()
-    for i in range(requests):
+    for i in indices:
         begin = time.perf_counter()
         call(i)
         latencies.append((time.perf_counter() - begin) * 1000)
+    return latencies
+
+
+def measure(
+    call: Callable[[int], object], requests: int, clients: int = 1, warmup: int = 20
+) -> dict[str, float]:
+    """Latency percentiles (ms) and throughput of `requests` calls of `call(i)`, made by
+    `clients` threads at once (each makes its share in a row)."""
+    timed(call, range(warmup))
+    share = requests // clients
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        runs = pool.map(lambda c: timed(call, range(c * share, (c + 1) * share)), range(clients))
+        latencies = sorted(latency for run in runs for latency in run)
     elapsed = time.perf_counter() - started
-    latencies.sort()
     return {
         "p50_ms": statistics.median(latencies),
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
-        "req_per_s": requests / elapsed,
+        "req_per_s": len(latencies) / elapsed,
     }
 
 
@@ -78,13 +88,19 @@ def run(requests: int) -> dict[str, dict[str, float]]:
             serving_container_image_uri=SKLEARN_IMAGE,
         )
         endpoint = uploaded.deploy(machine_type="n1-standard-2")
-        served = measure(lambda i: endpoint.predict(instances=[rows[i % len(rows)]]), requests)
+
+        def predict(i: int) -> object:
+            return endpoint.predict(instances=[rows[i % len(rows)]])
+
+        served = measure(predict, requests)
+        concurrent = measure(predict, requests, clients=4)
         in_process = measure(
             lambda i: model.predict(features[i % len(rows) : i % len(rows) + 1]), requests
         )
         endpoint.undeploy_all()
     return {
         "endpoint.predict (local cloud, REST)": served,
+        "endpoint.predict, 4 concurrent clients": concurrent,
         "model.predict (in-process)": in_process,
     }
 

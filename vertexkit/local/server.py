@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from vertexkit.context import CloudContext
 from vertexkit.local.errors import ApiError, api_error_handler
+from vertexkit.local.guard import RequestGuard
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -153,7 +154,9 @@ class LocalCloud:
         routes = [Route("/", _health), Route("/healthz", _health)]
         for service in self.services:
             routes.extend(service.routes())
-        return Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
+        app = Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
+        app.add_middleware(RequestGuard)
+        return app
 
 
 async def _health(_: Request) -> JSONResponse:

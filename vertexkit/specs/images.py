@@ -16,9 +16,9 @@ from typing import Any
 
 from vertexkit.specs.catalog import catalog
 from vertexkit.specs.errors import SpecError
+from vertexkit.specs.inputs import framework_name as canonical_framework
 
 KINDS = ("CPU", "GPU", "TPU")
-ALIASES = {"scikit-learn": "sklearn", "tf": "tensorflow", "tf2": "tensorflow", "torch": "pytorch"}
 # {framework: {version: {kind: image URI}}}
 ImageTable = dict[str, dict[str, dict[str, str]]]
 
@@ -95,11 +95,8 @@ def _kind_missing(name: str, version: str, use: str, kind: str, accelerator: str
 
 def framework_name(framework: str, table: ImageTable | None = None) -> str:
     """'scikit-learn' -> 'sklearn', ...; refuses a framework with no prebuilt image."""
-    allowed = sorted(table if table is not None else image_tables().training)
-    name = ALIASES.get(framework.lower(), framework.lower())
-    if name not in allowed:
-        raise SpecError("framework", f"unknown framework {framework!r}; allowed: {allowed}")
-    return name
+    choices = tuple(sorted(table if table is not None else image_tables().training))
+    return canonical_framework(framework, choices)
 
 
 def normalise_version(version: str) -> str:

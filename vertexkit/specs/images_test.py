@@ -6,6 +6,7 @@ import pytest
 
 from vertexkit.runtime.prebuilt import prebuilt_framework
 from vertexkit.specs import SpecError, catalog, images
+from vertexkit.specs.inputs import check_component_inputs
 
 TRAINING = "us-docker.pkg.dev/vertex-ai/training/"
 PREDICTION = "us-docker.pkg.dev/vertex-ai/prediction/"
@@ -19,7 +20,7 @@ PREDICTION = "us-docker.pkg.dev/vertex-ai/prediction/"
         ("tf", "2-14", "NVIDIA_TESLA_T4", "n1-standard-8", "tf-gpu.2-14.py310"),
         ("tensorflow", "", "TPU_V2", "cloud-tpu", "tf-tpu.2-15.cp310"),
         ("pytorch", "", "NVIDIA_H100_80GB", "a3-highgpu-8g", "pytorch-gpu.2-4.py310"),
-        ("torch", "2.1.2", "", "n1-standard-4", "pytorch-xla.2-1.py310"),
+        ("pytorch", "2.1.2", "", "n1-standard-4", "pytorch-xla.2-1.py310"),
         ("pytorch", "", "TPU_V3", "cloud-tpu", "pytorch-tpu.2-2.cp310"),
         ("scikit-learn", "", "", "", "sklearn-cpu.1-6"),
         ("sklearn", "1.0", "NVIDIA_TESLA_T4", "n1-standard-4", "sklearn-gpu.1-0"),
@@ -115,3 +116,36 @@ def test_reduction_server_image_lives_once_in_images_json() -> None:
     image = images.image_tables().reduction_server_image
     assert image.endswith(":latest")
     assert catalog().reduction_server_image == image.rsplit(":", 1)[0]
+
+
+TRAINING_INPUTS = {
+    "framework": "sklearn",
+    "framework_version": "0.23",
+    "machine_type": "n1-standard-8",
+    "accelerator_type": "NVIDIA_TESLA_T4",
+    "accelerator_count": 1,
+    "executor_image_uri": "",
+    "container_image_uri": "",
+}
+
+
+@pytest.mark.parametrize("component", ["custom_training_job", "hyperparameter_tuning_job"])
+def test_component_inputs_refuse_a_version_without_a_gpu_image(component: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        check_component_inputs(component, TRAINING_INPUTS)
+    assert refused.value.field == "framework_version"
+    assert "sklearn 0.23" in str(refused.value) and "NVIDIA_TESLA_T4" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"executor_image_uri": "us-docker.pkg.dev/p/r/my-trainer:1"},
+        {"container_image_uri": "us-docker.pkg.dev/p/r/app:1"},
+        {"framework_version": "1.6"},
+        {"framework": ""},
+    ],
+    ids=["own-executor-image", "own-container", "version-with-gpu-image", "no-framework"],
+)
+def test_component_inputs_accept_what_has_an_image(given: dict) -> None:
+    check_component_inputs("custom_training_job", TRAINING_INPUTS | given)

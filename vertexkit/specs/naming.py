@@ -44,20 +44,32 @@ def validate_labels(labels: Any, field: str = "labels") -> dict[str, str]:
     if labels is None:
         return {}
     if not isinstance(labels, dict):
-        raise SpecError(field, f"must be a map of label key to value; got {labels!r}")
+        raise SpecError(field, f"must be a map of label key to value; got {shorten(labels)}")
     if len(labels) > MAX_LABELS:
         raise SpecError(field, f"at most {MAX_LABELS} labels; got {len(labels)}")
     for key, value in labels.items():
-        where = join_path(field, str(key))
-        if not isinstance(key, str) or not 1 <= len(key) <= MAX_LABEL_LENGTH:
-            raise SpecError(where, f"label key must be 1..63 characters; allowed: {LABEL_RULE}")
-        if not _label_start(key[0]) or not all(_label_char(char) for char in key):
-            raise SpecError(where, f"invalid label key {key!r}; allowed: {LABEL_RULE}")
-        if not isinstance(value, str):
-            raise SpecError(where, f"label value must be a string; got {value!r}")
-        if len(value) > MAX_LABEL_LENGTH or not all(_label_char(char) for char in value):
-            raise SpecError(where, f"invalid label value {value!r}; allowed: {LABEL_RULE}")
+        _check_label(key, value, join_path(field, shorten(key, quote=False)))
     return labels
+
+
+def _check_label(key: Any, value: Any, where: str) -> None:
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_LABEL_LENGTH:
+        size = len(key) if isinstance(key, str) else key
+        raise SpecError(where, f"label key must be 1..63 characters, got {size}; {LABEL_RULE}")
+    if not _label_start(key[0]) or not all(_label_char(char) for char in key):
+        raise SpecError(where, f"invalid label key {key!r}; allowed: {LABEL_RULE}")
+    if not isinstance(value, str):
+        raise SpecError(where, f"label value must be a string; got {shorten(value)}")
+    if len(value) > MAX_LABEL_LENGTH:
+        raise SpecError(where, f"label value has {len(value)} characters; {LABEL_RULE}")
+    if not all(_label_char(char) for char in value):
+        raise SpecError(where, f"invalid label value {value!r}; allowed: {LABEL_RULE}")
+
+
+def shorten(value: Any, limit: int = 80, quote: bool = True) -> str:
+    """A value for a message, cut so a huge input never comes back whole in the answer."""
+    text = repr(value) if quote else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def validate_region(region: Any, field: str = "location") -> str:

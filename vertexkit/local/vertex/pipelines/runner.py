@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vertexkit.local.process_env import process_env
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
@@ -125,7 +126,7 @@ class PipelineRunner:
                 models.set_state(job, models.PENDING)
 
         self.backend.store.mutate(name, launch)
-        env = {**os.environ, **self.backend.cloud.env(), "PYTHONUNBUFFERED": "1"}
+        env = process_env(self.backend.cloud.env(), {"PYTHONUNBUFFERED": "1"})
         with (job_dir / "driver.log").open("ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "vertexkit.local.vertex.pipelines.driver", str(job_dir)],

@@ -26,6 +26,8 @@ from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 from vertexkit.runtime.prebuilt import ServingError, model_file, prebuilt_framework
+from vertexkit.specs import SpecError
+from vertexkit.specs.requests import validate_metadata, validate_update
 
 DEFAULT_ALIAS = "default"
 ALIAS = re.compile(r"^[a-z][a-zA-Z0-9-]{0,126}[a-z0-9-]$")
@@ -54,6 +56,14 @@ CUSTOM_MODEL_DEFAULTS: Resource = {
 def failed_precondition(message: str) -> ApiError:
     """FAILED_PRECONDITION travels as HTTP 400, as from Vertex."""
     return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
+
+
+def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:
+    """Runs a `vertexkit.specs` rule; its SpecError becomes a 400 naming the field."""
+    try:
+        check(*args, **kwargs)
+    except SpecError as exc:
+        raise bad_request(str(exc)) from None
 
 
 def split_ref(model_param: str) -> tuple[str, str | None]:
@@ -149,8 +159,7 @@ class ModelRegistry:
         )
 
     def _validate_new_model(self, model_json: Resource) -> None:
-        if not model_json.get("displayName"):
-            raise bad_request("model.display_name is required.")
+        spec_checked(validate_metadata, model_json, "model")
         image = (model_json.get("containerSpec") or {}).get("imageUri")
         if not image:
             raise bad_request(
@@ -286,6 +295,7 @@ class ModelRegistry:
                     f"update_mask path {path!r} cannot be updated here; allowed: "
                     f"{sorted(UPDATABLE_FIELDS.values())}."
                 )
+        spec_checked(validate_update, patch, {camel_by_path[p] for p in paths}, "model")
         with self.lock:
             model, version = self.resolve(location, model_param)
 

@@ -14,7 +14,6 @@ Two kinds of model server:
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -26,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+
+from vertexkit.local.process_env import process_env
+from vertexkit.local.sockets import exposed_addresses
 
 # The prebuilt images' loading rules live in the runtime, shared with model evaluation.
 from vertexkit.runtime.prebuilt import (  # noqa: F401 (re-exported for the registry)
@@ -100,15 +102,27 @@ class ContainerServer:
 
     def start(self) -> None:
         """Starts the process and waits until its health route answers 200."""
-        process_env = {**os.environ, **self.env}
-        command = [expand(part, process_env) for part in runnable_command(self.spec)]
-        command += [expand(arg, process_env) for arg in self.spec.get("args") or []]
+        env = process_env(self.env)
+        command = [expand(part, env) for part in runnable_command(self.spec)]
+        command += [expand(arg, env) for arg in self.spec.get("args") or []]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                command, env=process_env, stdout=log, stderr=subprocess.STDOUT
-            )
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         self._wait_healthy()
+        self._refuse_if_exposed()
+
+    def _refuse_if_exposed(self) -> None:
+        exposed = exposed_addresses(self.port)
+        if not exposed:
+            return
+        self.stop()
+        raise ServingError(
+            f"The serving container listens on {exposed[0]} port {self.port}, which every "
+            "network this machine is on can reach. Locally a serving container must listen on "
+            "127.0.0.1 only: bind to the address in SERVING_BIND_HOST (the local cloud sets it "
+            "to 127.0.0.1; on Vertex leave 0.0.0.0).",
+            status=400,
+        )
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_seconds

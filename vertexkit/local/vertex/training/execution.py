@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vertexkit.local.process_env import process_env
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.store import now_rfc3339
 from vertexkit.local.vertex.training import gpus, models
@@ -164,13 +164,8 @@ class Executor:
         )
 
     def base_env(self) -> dict[str, str]:
-        import os
-
-        env = dict(os.environ)
-        env.update(self.backend.cloud.env())
-        # `python` in a shell command finds the local interpreter first.
-        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-        return env
+        """What every replica starts from: the allow-list and the local cloud's endpoints."""
+        return process_env(self.backend.cloud.env())
 
     def prepare_pools(self, spec: dict[str, Any], log: JobLog) -> dict[int, list[str]]:
         """argv per non-empty worker pool; installs python packages; logs local differences."""

@@ -19,6 +19,7 @@ from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.local.vertex.training.tuning import TuningRun, check_study_spec
 from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
+from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
 NO_ENTRYPOINT = (
@@ -59,6 +60,12 @@ def validated(check: Any, *args: Any) -> None:
         raise bad_request(str(exc)) from exc
 
 
+def validate_request(request: VertexRequest, body: dict[str, Any]) -> None:
+    """The region in the path, the job's display name and labels: before anything is stored."""
+    validate_parent(request.params["project"], request.params["location"])
+    validate_metadata(body, "")
+
+
 def require(body: dict[str, Any], key: str) -> None:
     if not body.get(key):
         raise bad_request(f"{key}: is required")
@@ -85,7 +92,7 @@ class TrainingArea:
     # -- custom jobs ---------------------------------------------------------------------------
     def create_custom_job(self, request: VertexRequest) -> dict[str, Any]:
         body = protos.to_dict(protos.parse(aiplatform_v1.CustomJob, request.body))
-        require(body, "displayName")
+        validated(validate_request, request, body)
         require(body, "jobSpec")
         validated(validate_custom_job_spec, body["jobSpec"])
         validated(check_runnable_pools, body["jobSpec"], "jobSpec")
@@ -98,7 +105,8 @@ class TrainingArea:
     def create_tuning_job(self, request: VertexRequest) -> dict[str, Any]:
         message = protos.parse(aiplatform_v1.HyperparameterTuningJob, request.body)
         body = protos.to_dict(message)
-        for key in ("displayName", "studySpec", "maxTrialCount", "parallelTrialCount"):
+        validated(validate_request, request, body)
+        for key in ("studySpec", "maxTrialCount", "parallelTrialCount"):
             require(body, key)
         require(body, "trialJobSpec")
         validated(validate_tuning_job, body)
@@ -126,6 +134,7 @@ class TrainingArea:
 
     def list(self, request: VertexRequest) -> dict[str, Any]:
         collection = request.path.rsplit("/", 1)[1]
+        validated(validate_list_query, request.query)
         jobs = self.store.list(collection, request.parent)
         return responses.job_list(jobs, request.query, collection)
 

@@ -8,4 +8,6 @@ names = [n for n in os.environ if n.startswith(("AIP_", "CLOUD_ML_", "STORAGE_",
 names += ["CLUSTER_SPEC", "TF_CONFIG", "GOOGLE_CLOUD_PROJECT", "MY_SETTING"]
 seen = {name: os.environ.get(name) for name in names}
 with open(sys.argv[1], "w") as out:
-    json.dump({"env": seen, "argv": sys.argv[2:], "python": sys.executable}, out)
+    json.dump(
+        {"env": seen, "all": dict(os.environ), "argv": sys.argv[2:], "python": sys.executable}, out
+    )

@@ -1,0 +1,61 @@
+"""The environment of every process the local cloud starts: job replicas, pipeline tasks and
+serving containers.
+
+On Vertex a job's container sees only what Vertex and the job's spec give it. Locally these
+processes are children of `vertexkit local up`, whose environment may hold tokens and secrets
+(cloud credentials, API keys, a CI's variables): none of that may leak into a user's trainer.
+So a child gets an allow-list of what any process needs to run on this machine (its search path,
+home, locale, time zone, temp folder, CA bundles, pip's settings for packages_to_install),
+then the local cloud's endpoints, then what the job itself sets. Proxy variables are left out:
+the local cloud is on loopback, and Vertex's containers have no proxy either.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+PASSED_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "SYSTEMROOT",  # Windows cannot start Python without it
+    }
+)
+PASSED_PREFIXES = ("LC_", "PIP_")
+
+
+def passed_through(environ: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed part of `environ`."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in PASSED_NAMES or name.startswith(PASSED_PREFIXES)
+    }
+
+
+def process_env(*layers: Mapping[str, str]) -> dict[str, str]:
+    """The allow-list of this process's environment, then `layers` in order (later wins).
+
+    `python` in a shell command finds this environment's interpreter first: it stands in for the
+    container's Python.
+    """
+    env = passed_through(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    for layer in layers:
+        env.update(layer)
+    return env
