@@ -96,6 +96,7 @@ class TrainingArea:
         require(body, "jobSpec")
         validated(validate_custom_job_spec, body["jobSpec"])
         validated(check_runnable_pools, body["jobSpec"], "jobSpec")
+        validated(self.executor.gpus.check_fits, body["jobSpec"], "jobSpec")
         job = self._insert(models.CUSTOM_JOBS, request.parent, body)
         self.executor.start_custom_job(job)
         return responses.job(job)
@@ -111,6 +112,7 @@ class TrainingArea:
         validated(validate_tuning_job, body)
         validated(validate_custom_job_spec, body["trialJobSpec"])
         validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
+        validated(self.executor.gpus.check_fits, body["trialJobSpec"], "trialJobSpec")
         validated(check_study_spec, body["studySpec"])
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(
