@@ -6,9 +6,9 @@ processes are children of `vertexkit local up`, whose environment may hold token
 (cloud credentials, API keys, a CI's variables): none of that may leak into a user's trainer.
 So a child gets an allow-list of what any process needs to run on this machine (its search path,
 home, locale, time zone, temp folder, CA bundles, the library path a system CUDA needs, pip's
-settings for packages_to_install),
-then the local cloud's endpoints, then what the job itself sets. Proxy variables are left out:
-the local cloud is on loopback, and Vertex's containers have no proxy either.
+settings for packages_to_install), then the local cloud's endpoints, then what the job itself
+sets. Proxy variables are left out: the local cloud is on loopback, and Vertex's containers have
+no proxy either.
 """
 
 from __future__ import annotations
