@@ -13,6 +13,7 @@ BUILTIN_PIPELINES: dict[str, str] = {
     "training": "vertexkit.pipelines.training:training_pipeline",
     "tuning": "vertexkit.pipelines.tuning:tuning_pipeline",
     "retraining": "vertexkit.pipelines.retraining:retraining_pipeline",
+    "gpu_training": "vertexkit.pipelines.gpu_training:gpu_training_pipeline",
 }
 
 

@@ -74,7 +74,11 @@ class LocalCloud:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
-        app = self._build_app()
+        try:
+            app = self._build_app()
+        except BaseException:  # a refused state file: free the port and the opened services
+            self.stop()
+            raise
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(

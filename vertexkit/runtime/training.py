@@ -21,7 +21,7 @@ from vertexkit.runtime import gcs_io
 from vertexkit.runtime.cancellation import cancel_on_sigterm
 from vertexkit.runtime.gcp_resources import find_vertex_resource, record_vertex_resource
 from vertexkit.runtime.polling import cap_for, poll_until
-from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
+from vertexkit.specs import SpecError, images, validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.inputs import check_component_inputs
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,6 @@ FINAL_STATES = frozenset(
 RETRYABLE_STATES = frozenset(
     {JobState.JOB_STATE_FAILED, JobState.JOB_STATE_CANCELLED, JobState.JOB_STATE_EXPIRED}
 )
-REDUCTION_SERVER_IMAGE = "us-docker.pkg.dev/vertex-ai-training/training/reductionserver:latest"
 DATA_URI_ENV = {
     "training": "AIP_TRAINING_DATA_URI",
     "validation": "AIP_VALIDATION_DATA_URI",
@@ -175,7 +174,9 @@ def _executor_image(config: TrainingConfig) -> str:
         return config.executor_image_uri
     from vertexkit.runtime.packaging import prebuilt_training_image
 
-    return prebuilt_training_image(config.framework, config.framework_version)
+    return prebuilt_training_image(
+        config.framework, config.framework_version, config.accelerator_type, config.machine_type
+    )
 
 
 def _package_uris(ctx: CloudContext | None, config: TrainingConfig) -> list[str]:
@@ -211,8 +212,9 @@ def _chief_pool(ctx: CloudContext | None, config: TrainingConfig) -> dict[str, A
             "env": env,
         }
     else:
+        image = _executor_image(config)  # refuses a framework/accelerator mismatch before staging
         pool["pythonPackageSpec"] = {
-            "executorImageUri": _executor_image(config),
+            "executorImageUri": image,
             "packageUris": _package_uris(ctx, config),
             "pythonModule": config.python_module,
             "args": _trainer_args(config),
@@ -233,7 +235,7 @@ def _worker_pools(ctx: CloudContext | None, config: TrainingConfig) -> list[dict
             {
                 "machineSpec": {"machineType": config.reduction_server_machine_type},
                 "replicaCount": str(config.reduction_server_replica_count),
-                "containerSpec": {"imageUri": REDUCTION_SERVER_IMAGE},
+                "containerSpec": {"imageUri": images.image_tables().reduction_server_image},
             }
         )
     pools.extend(config.extra_worker_pool_specs)

@@ -1,4 +1,5 @@
-"""The compute tables of `data/compute.json`: machines, accelerators, counts, regions."""
+"""The compute tables of `data/compute.json`: machines, accelerators, counts, regions; and the
+Reduction Server image, which lives with the other prebuilt images in `data/images.json`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class Catalog:
     implied_accelerators: dict[str, str]
     deprecated_accelerators: frozenset[str]
     prediction_only_machine_types: frozenset[str]
-    reduction_server_image: str
+    reduction_server_image: str  # the repository, without tag or digest
     regions: tuple[str, ...]
     n1_gpu_vcpu_limits: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -77,17 +78,25 @@ def _machine(name: str, raw: dict[str, Any]) -> MachineType:
     )
 
 
+def _data(name: str) -> dict[str, Any]:
+    text = resources.files("vertexkit.specs").joinpath(f"data/{name}").read_text("utf-8")
+    return json.loads(text)
+
+
+def _repository(image: str) -> str:
+    return image.split("@")[0].rsplit(":", 1)[0]
+
+
 @cache
 def catalog() -> Catalog:
-    text = resources.files("vertexkit.specs").joinpath("data/compute.json").read_text("utf-8")
-    raw = json.loads(text)
+    raw = _data("compute.json")
     return Catalog(
         machine_types={name: _machine(name, m) for name, m in raw["machine_types"].items()},
         accelerators=raw["accelerators"],
         implied_accelerators=raw["implied_accelerators"],
         deprecated_accelerators=frozenset(raw["deprecated_accelerators"]),
         prediction_only_machine_types=frozenset(raw["prediction_only_machine_types"]),
-        reduction_server_image=raw["reduction_server_image"],
+        reduction_server_image=_repository(_data("images.json")["reduction_server_image"]),
         regions=tuple(raw["regions"]),
         n1_gpu_vcpu_limits=raw["n1_gpu_vcpu_limits"],
     )

@@ -182,6 +182,21 @@ def _machine(values: Mapping[str, Any], for_prediction: bool) -> None:
         )
 
 
+def prebuilt_training_image(values: Mapping[str, Any]) -> None:
+    """A python package on a prebuilt image: Vertex has one for this framework, version and
+    accelerator (vertexkit/specs/data/images.json), e.g. no GPU image for sklearn 0.23."""
+    from vertexkit.specs.images import training_image
+
+    image_given = values["executor_image_uri"] or values["container_image_uri"]
+    if values["framework"] and not image_given:
+        training_image(
+            values["framework"],
+            values["framework_version"],
+            values["accelerator_type"],
+            values["machine_type"],
+        )
+
+
 def replica_range(values: Mapping[str, Any]) -> None:
     low = as_integer(values["min_replica_count"], "min_replica_count")
     high = as_integer(values["max_replica_count"], "max_replica_count")
@@ -221,7 +236,14 @@ _TUNING_RULES: dict[str, Rule] = {
     "parallel_trial_count": at_least(1),
     "max_failed_trial_count": at_least(0),
 }
-_TRAINING_CROSS = ((_MACHINE_FIELDS, training_machine),)
+_IMAGE_FIELDS = (
+    *_MACHINE_FIELDS,
+    "framework",
+    "framework_version",
+    "executor_image_uri",
+    "container_image_uri",
+)
+_TRAINING_CROSS = ((_MACHINE_FIELDS, training_machine), (_IMAGE_FIELDS, prebuilt_training_image))
 
 # component function name -> ({input: rule}, ((inputs needed, cross-field rule), ...))
 COMPONENT_RULES: dict[str, tuple[dict[str, Rule], tuple[tuple[tuple[str, ...], CrossRule], ...]]]

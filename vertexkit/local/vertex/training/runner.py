@@ -96,6 +96,8 @@ class ClusterPlan:
     trial_id: str | None = None
     extra_args: list[str] = field(default_factory=list)
     trial_env: dict[str, str] = field(default_factory=dict)  # e.g. the hypertune metric file
+    # (pool, index) -> the replica's device variables (gpus.Lease.env: CUDA_VISIBLE_DEVICES...)
+    device_env: Callable[[int, int], dict[str, str]] | None = None
 
     @property
     def job_id(self) -> str:
@@ -128,6 +130,8 @@ class ClusterPlan:
         }
         env.update({item["name"]: item.get("value", "") for item in container_env})
         env.update(self.vertex_env(pool, index, addresses))
+        if self.device_env:
+            env.update(self.device_env(pool, index))
         return env
 
     def vertex_env(self, pool: int, index: int, addresses: dict[int, list[str]]) -> dict[str, str]:

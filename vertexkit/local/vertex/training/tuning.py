@@ -298,12 +298,16 @@ class TuningRun:
         return trial
 
     def run_trial(self, trial: AskedTrial, pool_argv: dict[int, list[str]]) -> tuple[Outcome, str]:
-        outcome = self.executor.cluster_run(
-            self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv),
-            self.trial_spec,
-            self.control,
-            self.log,
-        ).run()
+        owner = f"{self.name}/trials/{trial.trial_id}"  # each trial holds its own GPUs
+        lease = self.executor.gpus.acquire(owner, self.trial_spec, self.control.stop, self.log)
+        if lease is None:
+            return self.control.outcome(), now_rfc3339()
+        plan = self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv)
+        plan.device_env = lease.env
+        try:
+            outcome = self.executor.cluster_run(plan, self.trial_spec, self.control, self.log).run()
+        finally:
+            self.executor.gpus.release(owner)
         return outcome, now_rfc3339()
 
     def trial_plan(

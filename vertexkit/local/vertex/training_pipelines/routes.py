@@ -100,6 +100,7 @@ class TrainingPipelinesArea:
         job_spec = parse_task_inputs(body[INPUTS])
         validated(validate_custom_job_spec, job_spec, INPUTS)
         validated(check_runnable_pools, job_spec, INPUTS)
+        validated(self.executor.gpus.check_fits, job_spec, INPUTS)
         if body.get("modelToUpload"):
             self.check_model_target(body, job_spec, location)
         return job_spec
