@@ -35,6 +35,15 @@ def test_a_bigquery_method_not_served_is_501(cloud_context: CloudContext) -> Non
         list(client.list_routines("local-project.some_dataset"))
 
 
+def test_a_storage_method_not_served_is_501(cloud_context: CloudContext) -> None:
+    client = cloud_context.storage_client()
+    bucket = client.bucket("vertexkit-iam")
+    if not bucket.exists():
+        bucket = client.create_bucket("vertexkit-iam")
+    with pytest.raises(exceptions.MethodNotImplemented, match="not served by the local cloud"):
+        list(bucket.list_notifications())
+
+
 def test_bucket_iam_policy_and_permissions(cloud_context: CloudContext) -> None:
     client = cloud_context.storage_client()
     bucket = client.bucket("vertexkit-iam")
