@@ -200,12 +200,12 @@ def test_trainer_sdist_is_cached_staged_and_installable(
 
 
 def test_prebuilt_images() -> None:
-    assert packaging.prebuilt_serving_image("sklearn", "1.3") == (
-        "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-3:latest"
+    assert packaging.prebuilt_serving_image("sklearn", "1.4") == (
+        "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-4:latest"
     )
     assert packaging.prebuilt_serving_image("xgboost", "2-0").endswith("xgboost-cpu.2-0:latest")
     assert packaging.prebuilt_training_image("scikit-learn") == (
-        "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"
+        "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest"
     )
     with pytest.raises(SpecError, match="allowed"):
         packaging.prebuilt_training_image("sklearn", "0.1")

@@ -231,7 +231,7 @@ def test_serving_container_on_every_interface_is_refused(tmp_path: Path) -> None
     )
     with pytest.raises(ServingError, match=r"listens on 0\.0\.0\.0 .*127\.0\.0\.1"):
         exposed.start()
-    assert exposed.process is not None and exposed.process.poll() is not None
+    assert exposed.process is not None and exposed.process.returncode() is not None
     loopback = ContainerServer(
         {**spec, "args": [SERVER.format(host="127.0.0.1")]}, env, tmp_path / "loopback.log"
     )

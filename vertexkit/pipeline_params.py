@@ -6,17 +6,36 @@ An unknown name or a value of the wrong type ends with one clear line, before an
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import yaml
 
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # JSON (the request body) has no NaN or infinity
+        raise ValueError(text)
+    return value
+
+
+def _json_of(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        value = json.loads(text)
+        if not isinstance(value, kind):  # `-p tags=5` is valid JSON but not a list
+            raise ValueError(text)
+        return value
+
+    return parse
+
+
 _PARSERS = {
     "STRING": str,
     "NUMBER_INTEGER": int,
-    "NUMBER_DOUBLE": float,
+    "NUMBER_DOUBLE": _finite,
     "BOOLEAN": lambda text: {"true": True, "false": False}[text.strip().lower()],
-    "STRUCT": json.loads,
-    "LIST": json.loads,
+    "STRUCT": _json_of(dict),
+    "LIST": _json_of(list),
 }
 _TYPE_NAMES = {
     "STRING": "a string",

@@ -42,7 +42,16 @@ def test_unknown_name_lists_the_declared_parameters(probe_yaml: str) -> None:
 
 @pytest.mark.parametrize(
     ("assignment", "expected"),
-    [("count=seven", "an integer"), ("ratio=high", "a number"), ("flag=maybe", "true or false")],
+    [
+        ("count=seven", "an integer"),
+        ("ratio=high", "a number"),
+        ("ratio=nan", "a number"),  # JSON request bodies have no NaN
+        ("ratio=inf", "a number"),
+        ("flag=maybe", "true or false"),
+        ("tags=5", "a JSON list"),  # valid JSON, but not a list
+        ('tags={"a": 1}', "a JSON list"),
+        ("tags=[1,", "a JSON list"),
+    ],
 )
 def test_wrong_type_names_the_expected_type(
     probe_yaml: str, assignment: str, expected: str

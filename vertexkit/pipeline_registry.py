@@ -13,6 +13,7 @@ BUILTIN_PIPELINES: dict[str, str] = {
     "training": "vertexkit.pipelines.training:training_pipeline",
     "tuning": "vertexkit.pipelines.tuning:tuning_pipeline",
     "retraining": "vertexkit.pipelines.retraining:retraining_pipeline",
+    "gpu_training": "vertexkit.pipelines.gpu_training:gpu_training_pipeline",
 }
 
 
@@ -38,6 +39,13 @@ def resolve(name_or_ref: str) -> Any:
     pipeline = getattr(module, attribute, None)
     if pipeline is None:
         raise PipelineNotFound(f"{module_name!r} has no attribute {attribute!r}")
+    from kfp.dsl.base_component import BaseComponent
+
+    if not isinstance(pipeline, BaseComponent):  # what kfp's compiler accepts
+        raise PipelineNotFound(
+            f"{name_or_ref!r} is not a pipeline: a @dsl.pipeline (or @dsl.component) function "
+            f"is needed; got {type(pipeline).__name__}"
+        )
     return pipeline
 
 

@@ -1,54 +1,99 @@
-"""Checks a pipeline's parameters before a run creates anything.
+"""Checks a pipeline before a run creates anything.
 
-A pipeline run fails late and costs money when a machine type is misspelt or a table is
-missing: the query and export tasks would already have run. These checks look at parameters by
-their conventional names (the built-in pipelines use them; a user's pipeline that uses the same
-names gets the same checks) and raise `PreflightError` naming the parameter.
+A pipeline run fails late and costs money when an input is wrong: the query and export tasks
+would already have run. `check_pipeline` walks the compiled pipeline spec (nested DAGs of
+`dsl.If`, `ParallelFor` and `ExitHandler` included), works out each task's inputs that are known
+before the run (constants, pipeline parameters and component defaults) and applies the rules its
+component applies at run time (`vertexkit.specs.inputs`), so a user's own pipeline built from
+our components gets the same checks as the built-in ones. `check_data` then dry-runs the source
+query. A failure is a `PreflightError` naming the pipeline parameter (or the task and input).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from vertexkit.context import CloudContext
 from vertexkit.specs import SpecError
-from vertexkit.specs.machines import MachineSpec, validate_dedicated_resources
+from vertexkit.specs.inputs import check_component_inputs
+
+FUNCTION_FLAG = "--function_to_execute"
+PLACEHOLDER = "{{$"
 
 
 class PreflightError(ValueError):
     pass
 
 
-def check_parameters(values: dict[str, Any]) -> None:
-    """Offline checks: machine types, accelerators and their counts."""
-    if "machine_type" in values:
-        accelerator = values.get("accelerator_type") or None
-        spec = {
-            "machineType": values["machine_type"],
-            "acceleratorType": accelerator,
-            "acceleratorCount": values.get("accelerator_count") or 0 if accelerator else None,
-        }
-        _as_preflight(
-            lambda: MachineSpec.from_api({k: v for k, v in spec.items() if v is not None}).check(
-                "", for_prediction=False
-            ),
-            {
-                "machineType": "machine_type",
-                "acceleratorType": "accelerator_type",
-                "acceleratorCount": "accelerator_count",
-            },
-        )
-    if values.get("serving_machine_type"):
-        _as_preflight(
-            lambda: validate_dedicated_resources(
-                {
-                    "machineSpec": {"machineType": values["serving_machine_type"]},
-                    "minReplicaCount": 1,
-                    "maxReplicaCount": 1,
-                }
-            ),
-            {"": "serving_machine_type"},
-        )
+@dataclass(frozen=True)
+class Known:
+    """An input value known before the run, and the pipeline parameter it came from."""
+
+    value: Any
+    parameter: str | None = None
+
+
+def check_pipeline(spec: dict[str, Any], values: dict[str, Any]) -> None:
+    """Applies each task's component rules to its known inputs; raises PreflightError."""
+    known = {name: Known(value, name) for name, value in values.items()}
+    _check_dag(spec, spec.get("root") or {}, known)
+
+
+def _check_dag(spec: dict[str, Any], component: dict[str, Any], known: dict[str, Known]) -> None:
+    for task_name, task in ((component.get("dag") or {}).get("tasks") or {}).items():
+        child = spec["components"][task["componentRef"]["name"]]
+        inputs = _component_defaults(child) | _task_inputs(task, known)
+        if "dag" in child:
+            _check_dag(spec, child, inputs)
+        else:
+            _check_task(task_name, _our_function(spec, child), inputs)
+
+
+def _component_defaults(component: dict[str, Any]) -> dict[str, Known]:
+    declared = (component.get("inputDefinitions") or {}).get("parameters") or {}
+    return {
+        name: Known(definition["defaultValue"])
+        for name, definition in declared.items()
+        if "defaultValue" in definition
+    }
+
+
+def _task_inputs(task: dict[str, Any], known: dict[str, Known]) -> dict[str, Known]:
+    inputs: dict[str, Known] = {}
+    for name, source in ((task.get("inputs") or {}).get("parameters") or {}).items():
+        if "componentInputParameter" in source:
+            if source["componentInputParameter"] in known:
+                inputs[name] = known[source["componentInputParameter"]]
+        elif "runtimeValue" in source:
+            constant = source["runtimeValue"].get("constant")
+            if not (isinstance(constant, str) and PLACEHOLDER in constant):
+                inputs[name] = Known(constant)
+    return inputs
+
+
+def _our_function(spec: dict[str, Any], component: dict[str, Any]) -> str | None:
+    """The vertexkit component function an executor runs; None for any other component."""
+    executors = (spec.get("deploymentSpec") or {}).get("executors") or {}
+    container = (executors.get(component.get("executorLabel", "")) or {}).get("container") or {}
+    args = list(container.get("args") or [])
+    source = " ".join(str(part) for part in container.get("command") or [])
+    if FUNCTION_FLAG not in args[:-1] or "from vertexkit" not in source:
+        return None
+    return args[args.index(FUNCTION_FLAG) + 1]
+
+
+def _check_task(task_name: str, function: str | None, inputs: dict[str, Known]) -> None:
+    if function is None:
+        return
+    try:
+        check_component_inputs(function, {name: known.value for name, known in inputs.items()})
+    except SpecError as exc:
+        source = inputs.get(exc.field)
+        where = f"task {task_name}, input {exc.field}"
+        if source is not None and source.parameter:
+            raise PreflightError(f"--param {source.parameter}: {exc.reason} ({where})") from None
+        raise PreflightError(f"{where}: {exc.reason}") from None
 
 
 def check_data(context: CloudContext, values: dict[str, Any]) -> None:
@@ -68,14 +113,3 @@ def check_data(context: CloudContext, values: dict[str, Any]) -> None:
         name = "source_query" if values.get("source_query") else "source_table"
         reason = exc.errors[0].get("message") if exc.errors else exc.message.splitlines()[0]
         raise PreflightError(f"--param {name}: {reason}") from None
-
-
-def _as_preflight(check: Any, parameter_by_field: dict[str, str]) -> None:
-    """Runs a spec check; a SpecError becomes a PreflightError naming the pipeline parameter."""
-    try:
-        check()
-    except SpecError as exc:
-        field = exc.field.rsplit(".", 1)[-1]
-        parameter = parameter_by_field.get(field) or next(iter(parameter_by_field.values()))
-        reason = getattr(exc, "reason", None) or str(exc)
-        raise PreflightError(f"--param {parameter}: {reason}") from None

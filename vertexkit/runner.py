@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from vertexkit.compiler import DEFAULT_IMAGE, compile_to_text
 from vertexkit.context import CloudContext
 from vertexkit.pipeline_params import input_parameters, parse_params
 from vertexkit.pipeline_registry import short_name
-from vertexkit.preflight import check_data, check_parameters
+from vertexkit.preflight import check_data, check_pipeline
 
 PIPELINE_BUCKET_SUFFIX = "-vertexkit-pipelines"
 
@@ -62,7 +64,8 @@ def prepare(name_or_ref: str, assignments: list[str], image: str | None = None) 
     """Compiles the pipeline and parses its parameters: every check before anything is created."""
     pipeline_yaml = compile_to_text(name_or_ref, image)
     params = parse_params(pipeline_yaml, assignments)
-    check_parameters(effective_values(pipeline_yaml, params))
+    spec = next(iter(yaml.safe_load_all(pipeline_yaml)))
+    check_pipeline(spec, effective_values(pipeline_yaml, params))
     return pipeline_yaml, params
 
 
@@ -104,7 +107,6 @@ def run_local(
     with LocalCloud(home=home) as cloud:
         context = cloud.context()
         bucket = f"{context.project}{PIPELINE_BUCKET_SUFFIX}"
-        cloud.storage.ensure_bucket(bucket)
         root_uri = f"gs://{bucket}/{name}"
         pipeline_root = cloud.storage.gs_uri_to_path(root_uri)
         pipeline_file = cloud.home / "pipelines" / f"{name}.yaml"
@@ -113,7 +115,8 @@ def run_local(
         params = target_parameters(
             pipeline_yaml, params, context.project, context.region, f"{root_uri}/outputs"
         )
-        check_data(context, effective_values(pipeline_yaml, params))
+        check_data(context, effective_values(pipeline_yaml, params))  # before creating anything
+        cloud.storage.ensure_bucket(bucket)
         started = time.monotonic()
         with _patched_environ(cloud.env()):
             local.init(
@@ -155,11 +158,11 @@ def run_pipeline_job(
     with LocalCloud(home=home) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
-        cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
         filled = target_parameters(
             pipeline_yaml, params, context.project, context.region, f"{root_uri}/{name}"
         )
-        check_data(context, effective_values(pipeline_yaml, filled))
+        check_data(context, effective_values(pipeline_yaml, filled))  # before creating anything
+        cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
         with _patched_environ(cloud.env()):
             sdk_job = build_vertex_job(
                 name,

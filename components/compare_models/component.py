@@ -29,8 +29,8 @@ def compare_models(
     Args:
         challenger: The VertexModel from upload_model (resourceName with @version).
         metric: Metric to compare: accuracy, precision, recall, f1 (f1Score), log_loss
-            (logLoss), roc_auc (auRoc), pr_auc (auPrc), rmse, mae, mape, r2, or any key of the
-            imported evaluation.
+            (logLoss), roc_auc (auRoc), pr_auc (auPrc), rmse, mae, mape, r2, or another scalar
+            of Vertex's classification or regression metrics schema.
         direction: maximize or minimize.
         min_improvement: Smallest improvement that promotes (>= 0, in the metric's units).
         promote: Move `default` to the challenger when it wins; False only reports.

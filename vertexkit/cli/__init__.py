@@ -5,8 +5,11 @@ from __future__ import annotations
 import typer
 
 from vertexkit.cli import decisions, demo, jobs, local, pipelines, resources, schedules
+from vertexkit.cli.errors import VertexkitGroup
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+# Every verb runs inside VertexkitGroup.invoke: a user error ends with one `error:` line naming
+# the parameter and exit code 2, never a traceback (vertexkit/cli/errors.py).
+app = typer.Typer(cls=VertexkitGroup, no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(local.app, name="local", help="Run the local cloud.")
 app.command("demo")(demo.demo)
 app.command("compile")(pipelines.compile_command)

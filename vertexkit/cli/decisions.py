@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from vertexkit.cli.cloud import cloud_for_command
+from vertexkit.cli.errors import plain_console
+from vertexkit.cli.options import HomeOption, ProjectOption
 
-console = Console()
-err_console = Console(stderr=True)
+console = plain_console()
 decisions_app = typer.Typer(no_args_is_help=True, help="Retraining decisions (champion vs new).")
 
+DEFAULT_PROJECT = "local-project"  # only to check --table's shape before a cloud is chosen
 COLUMNS = ("run time", "model", "data window", "champion", "challenger", "promoted", "reason")
 
 
@@ -40,26 +40,33 @@ def _cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+def _checked_table(value: str) -> str:
+    """`--table` is a table name (checked offline; the project is filled in later)."""
+    from vertexkit.runtime.bigquery import parse_table_name
+
+    if value:
+        parse_table_name(value, DEFAULT_PROJECT, "--table")
+    return value
+
+
 @decisions_app.command("list")
 def list_decisions(
     model: Annotated[str, typer.Option(help="Only this model display name")] = "",
     table: Annotated[
-        str, typer.Option(help="PROJECT.DATASET.TABLE (default: vertexkit_decisions)")
+        str,
+        typer.Option(
+            help="PROJECT.DATASET.TABLE (default: vertexkit_decisions)", callback=_checked_table
+        ),
     ] = "",
-    limit: Annotated[int, typer.Option(help="Newest N decisions")] = 20,
-    project: Annotated[str | None, typer.Option(help="GCP project (default: local)")] = None,
-    home: Annotated[Path | None, typer.Option(help="Local cloud state directory")] = None,
+    limit: Annotated[int, typer.Option(help="Newest N decisions", min=1)] = 20,
+    project: ProjectOption = None,
+    home: HomeOption = None,
 ) -> None:
     """The newest retraining decisions: window, both versions and metrics, promoted, why."""
     from vertexkit.runtime.retraining import list_decisions as read_decisions
-    from vertexkit.specs import SpecError
 
     with cloud_for_command(project, None, home) as context:
-        try:
-            rows = read_decisions(context, table, model, limit)
-        except SpecError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", highlight=False)
-            raise typer.Exit(code=2) from exc
+        rows = read_decisions(context, table, model, limit)
     if not rows:
         console.print("no retraining decisions recorded yet")
         return

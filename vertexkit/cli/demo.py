@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 
+from vertexkit.cli.errors import plain_console
 from vertexkit.local import LocalCloud
 
 DEMO_QUERY = """
@@ -16,7 +16,7 @@ GROUP BY species ORDER BY species
 
 def demo() -> None:
     """Query the seeded penguins table through the real BigQuery client, locally."""
-    console = Console()
+    console = plain_console()
     with LocalCloud() as cloud:
         console.print(f"local cloud on {cloud.url}, state in {cloud.home}")
         client = cloud.context().bigquery_client()

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from vertexkit.cli.errors import UserError
+from vertexkit.cli.options import HomeOption
 from vertexkit.local.server import default_home
 
 
@@ -26,17 +28,13 @@ def _log_order(path: Path) -> tuple[int, str]:
 
 def logs(
     job: Annotated[str, typer.Argument(help="Job ID or resource name (custom or tuning job)")],
-    home: Annotated[
-        Path | None,
-        typer.Option(help="State directory (default: $VERTEXKIT_HOME, else .vertexkit)"),
-    ] = None,
+    home: HomeOption = None,
 ) -> None:
     """Print a local job's logs: what the local cloud did, then each replica's output."""
     root = home.resolve() if home else default_home()
     files = job_log_files(root, job)
     if not files:
-        typer.echo(f"no logs for job {job} under {root}", err=True)
-        raise typer.Exit(1)
+        raise UserError("JOB", f"no logs for job {job!r} under {root}")
     for path in files:
         typer.echo(f"==> {path.relative_to(root)} <==")
         typer.echo(path.read_text(errors="replace"), nl=False)

@@ -37,4 +37,5 @@ def test_logs_prints_job_and_replica_logs(
 
 def test_logs_of_unknown_job_fails(local_cloud: LocalCloud) -> None:
     result = CliRunner().invoke(app, ["logs", "12345", "--home", str(local_cloud.home)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
+    assert "JOB: no logs for job '12345'" in result.output

@@ -7,21 +7,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
 from vertexkit import compiler, pipeline_registry, runner
+from vertexkit.cli.errors import fail, plain_console
+from vertexkit.cli.options import (
+    HomeOption,
+    ProjectOption,
+    check_display_names,
+    checked_directory,
+    spec_checked,
+)
 from vertexkit.pipeline_jobs import PipelineJobFailed
-from vertexkit.pipeline_params import ParameterError
-from vertexkit.preflight import PreflightError
+from vertexkit.specs.naming import validate_region
 
-console = Console()
-err_console = Console(stderr=True)
-
-
-def fail(message: str) -> None:
-    """One clear line on stderr and a non-zero exit."""
-    err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
+console = plain_console()
+err_console = plain_console(stderr=True)
 
 
 def compile_command(
@@ -30,20 +31,22 @@ def compile_command(
         typer.Argument(help="Built-in names or module:function refs (default: all built-ins)"),
     ] = None,
     image: Annotated[str | None, typer.Option(help="Runtime image for every component")] = None,
-    output_dir: Annotated[Path, typer.Option(help="Where the YAML goes")] = Path("compiled"),
+    output_dir: Annotated[
+        Path, typer.Option(help="Where the YAML goes", callback=checked_directory)
+    ] = Path("compiled"),
     check: Annotated[bool, typer.Option(help="Fail if the compiled YAML is stale")] = False,
 ) -> None:
     """Compile pipelines to KFP IR YAML (one file per pipeline)."""
     stale = []
-    for name in names or sorted(pipeline_registry.BUILTIN_PIPELINES):
-        try:
-            result = compiler.compile_pipeline(name, output_dir, image=image, check=check)
-        except pipeline_registry.PipelineNotFound as exc:
-            fail(str(exc))
+    names = names or sorted(pipeline_registry.BUILTIN_PIPELINES)
+    for name in names:  # every name is a pipeline before the first file is written
+        pipeline_registry.resolve(name)
+    for name in names:
+        result = compiler.compile_pipeline(name, output_dir, image=image, check=check)
         if check and result.stale:
             stale.append(result)
         verb = "stale" if check and result.stale else ("wrote" if result.stale else "fresh")
-        console.print(f"{verb:>6} {result.path}")
+        console.print(f"{verb:>6} {result.path}", markup=False, highlight=False)
     if stale:
         for result in stale:
             err_console.print(result.diff, highlight=False, markup=False)
@@ -57,21 +60,22 @@ def run_command(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Run every task again")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="Submit to Vertex AI Pipelines")] = False,
-    project: Annotated[str | None, typer.Option(help="GCP project (with --vertex)")] = None,
-    region: Annotated[str, typer.Option(help="Vertex region (with --vertex)")] = "us-central1",
+    project: ProjectOption = None,
+    region: Annotated[
+        str,
+        typer.Option(help="Vertex region (with --vertex)", callback=spec_checked(validate_region)),
+    ] = "us-central1",
     pipeline_root: Annotated[str | None, typer.Option(help="gs:// root (with --vertex)")] = None,
     service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
     image: Annotated[str | None, typer.Option(help="Runtime image (with --vertex)")] = None,
-    home: Annotated[Path | None, typer.Option(help="Local cloud state directory")] = None,
+    home: HomeOption = None,
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Follow the job to its end (with --vertex)")
     ] = True,
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
-    try:
-        pipeline_yaml, params = runner.prepare(name, param or [], image=image)
-    except (ParameterError, PreflightError, pipeline_registry.PipelineNotFound) as exc:
-        fail(str(exc))
+    pipeline_yaml, params = runner.prepare(name, param or [], image=image)
+    check_display_names(params)
     if vertex:
         _submit_to_vertex(
             name,
@@ -98,8 +102,6 @@ def run_command(
             emit=progress,
             while_running=lambda run: summarize(console, run),
         )
-    except PreflightError as exc:
-        fail(str(exc))
     except PipelineJobFailed as exc:
         fail(f"pipeline {name!r} {exc}")
 
@@ -126,13 +128,10 @@ def _submit_to_vertex(
         fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
     warning = runner.image_warning(image)
     if warning:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    try:
-        job = runner.build_vertex_job(
-            name, params, pipeline_yaml, project, region, pipeline_root, enable_caching=caching
-        )
-    except ValueError as exc:
-        fail(str(exc))
+        err_console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+    job = runner.build_vertex_job(
+        name, params, pipeline_yaml, project, region, pipeline_root, enable_caching=caching
+    )
     try:
         runner.submit_vertex_job(job, service_account, wait, emit=progress)
     except PipelineJobFailed as exc:

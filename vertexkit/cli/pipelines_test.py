@@ -47,7 +47,9 @@ def test_bad_parameters_end_with_one_line_before_anything_is_created(
 def test_unknown_pipeline_names_the_built_ins(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "no-such-pipeline", "--home", str(tmp_path)])
     assert result.exit_code == 2
-    assert "use one of ['retraining', 'training', 'tuning']" in " ".join(result.output.split())
+    assert "use one of ['gpu_training', 'retraining', 'training', 'tuning']" in " ".join(
+        result.output.split()
+    )
 
 
 def test_vertex_needs_project_and_pipeline_root() -> None:

@@ -7,17 +7,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from vertexkit.cli.cloud import cloud_for_command
+from vertexkit.cli.errors import UserError, client_error_message, plain_console
+from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
 
 models_app = typer.Typer(no_args_is_help=True, help="Models in the Model Registry.")
 endpoints_app = typer.Typer(no_args_is_help=True, help="Endpoints and their deployed models.")
-
-ProjectOption = Annotated[str | None, typer.Option(help="GCP project (default: local cloud)")]
-RegionOption = Annotated[str | None, typer.Option(help="Vertex region")]
-HomeOption = Annotated[Path | None, typer.Option(help="Local cloud state directory")]
 
 
 @models_app.command("list")
@@ -38,7 +35,7 @@ def list_models(
                     ", ".join(version.version_aliases or []),
                     str(version.version_create_time)[:19],
                 )
-        Console().print(table)
+        plain_console().print(table)
 
 
 @endpoints_app.command("list")
@@ -61,7 +58,7 @@ def list_endpoints(
                     f"{model.model.rsplit('/', 1)[-1]}@{model.model_version_id}" if model else "-",
                     f"{split.get(model.id, 0)}%" if model else "-",
                 )
-        Console().print(table)
+        plain_console().print(table)
 
 
 def _table(*columns: str) -> Table:
@@ -73,17 +70,40 @@ def _table(*columns: str) -> Table:
 
 
 def _load_instances(instances: str) -> list[Any]:
-    path = Path(instances)
-    text = path.read_text() if path.exists() else instances
+    """Inline JSON when the text starts like JSON (`[` or `{`), else the name of a JSON file."""
+    inline = instances.lstrip().startswith(("[", "{"))
+    text = instances if inline else _read_instances_file(Path(instances))
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"--instances is neither a file nor JSON: {exc}") from exc
+        source = "inline JSON" if inline else f"{instances} (a JSON file)"
+        raise UserError("--instances", f"{source} is not valid JSON: {exc}") from None
     if isinstance(value, dict) and "instances" in value:
         value = value["instances"]
-    if not isinstance(value, list):
-        raise typer.BadParameter("--instances must be a JSON list (or {'instances': [...]})")
+    if not isinstance(value, list) or not value:
+        raise UserError("--instances", 'must be a non-empty JSON list (or {"instances": [...]})')
     return value
+
+
+def _read_instances_file(path: Path) -> str:
+    if not path.is_file():
+        raise UserError(
+            "--instances", f"{path} is neither a JSON file nor inline JSON (a `[` or `{{`)"
+        )
+    return path.read_text()
+
+
+def _find_endpoint(endpoint: str) -> Any:
+    from google.cloud import aiplatform
+
+    matches = [
+        e
+        for e in aiplatform.Endpoint.list()
+        if endpoint in (e.display_name, e.name, e.resource_name)
+    ]
+    if not matches:
+        raise UserError("ENDPOINT", f"no endpoint named {endpoint!r}")
+    return matches[-1]
 
 
 def predict(
@@ -94,19 +114,16 @@ def predict(
     home: HomeOption = None,
 ) -> None:
     """Send instances to an endpoint and print the predictions."""
-    from google.cloud import aiplatform
+    from google.api_core.exceptions import ClientError
 
     rows = _load_instances(instances)
     with cloud_for_command(project, region, home):
-        matches = [
-            e
-            for e in aiplatform.Endpoint.list()
-            if endpoint in (e.display_name, e.name, e.resource_name)
-        ]
-        if not matches:
-            raise typer.BadParameter(f"no endpoint named {endpoint!r}", param_hint="ENDPOINT")
-        response = matches[-1].predict(instances=rows)
-        Console().print_json(
+        target = _find_endpoint(endpoint)
+        try:
+            response = target.predict(instances=rows)
+        except ClientError as exc:
+            raise UserError("ENDPOINT", f"{endpoint!r}: {client_error_message(exc)}") from None
+        plain_console().print_json(
             json.dumps(
                 {
                     "predictions": list(response.predictions),

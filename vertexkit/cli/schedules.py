@@ -8,23 +8,36 @@ from typing import Annotated, Any
 
 import typer
 from google.api_core import exceptions
-from rich.console import Console
 from rich.table import Table
 
-from vertexkit import pipeline_registry, runner, scheduling
+from vertexkit import runner, scheduling
 from vertexkit.cli.cloud import cloud_for_command
-from vertexkit.cli.pipelines import fail
+from vertexkit.cli.errors import UserError, client_error_message, fail, plain_console
+from vertexkit.cli.options import (
+    HomeOption,
+    ProjectOption,
+    RegionOption,
+    check_display_names,
+    resource_id_or_name,
+    spec_checked,
+)
 from vertexkit.context import VERTEX_ENV
-from vertexkit.pipeline_params import ParameterError
+from vertexkit.specs.naming import validate_region
 
 schedule_app = typer.Typer(no_args_is_help=True, help="Recurring pipeline runs.")
 runs_app = typer.Typer(no_args_is_help=True, help="Pipeline runs (pipeline jobs).")
-console = Console()
-err_console = Console(stderr=True)
-
-ProjectOption = Annotated[str | None, typer.Option(help="GCP project (Vertex AI)")]
-RegionOption = Annotated[str | None, typer.Option(help="Vertex region")]
-HomeOption = Annotated[Path | None, typer.Option(help="Local cloud state directory")]
+ScheduleArgument = Annotated[
+    str,
+    typer.Argument(help="Schedule ID or resource name", callback=resource_id_or_name("schedules")),
+]
+RunArgument = Annotated[
+    str,
+    typer.Argument(
+        help="Run (pipeline job) ID or resource name", callback=resource_id_or_name("pipelineJobs")
+    ),
+]
+console = plain_console()
+err_console = plain_console(stderr=True)
 
 
 @schedule_app.command("create")
@@ -44,7 +57,10 @@ def create(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Run every task again")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="Schedule on Vertex AI")] = False,
     project: ProjectOption = None,
-    region: Annotated[str, typer.Option(help="Vertex region (with --vertex)")] = "us-central1",
+    region: Annotated[
+        str,
+        typer.Option(help="Vertex region (with --vertex)", callback=spec_checked(validate_region)),
+    ] = "us-central1",
     pipeline_root: Annotated[str | None, typer.Option(help="gs:// root (with --vertex)")] = None,
     service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
     image: Annotated[str | None, typer.Option(help="Runtime image for the components")] = None,
@@ -60,11 +76,9 @@ def create(
         max_concurrent_run_count=max_concurrent_run_count,
         allow_queueing=allow_queueing,
     )
-    try:
-        timing.validate()
-        pipeline_yaml, params = runner.prepare(name, param or [], image=image)
-    except (scheduling.ScheduleError, ParameterError, pipeline_registry.PipelineNotFound) as exc:
-        fail(str(exc))
+    timing.validate()
+    pipeline_yaml, params = runner.prepare(name, param or [], image=image)
+    check_display_names(params)
     work_dir = (home or Path(".vertexkit")) / "scheduled"
     if kfp_host:
         _create_on_kfp(kfp_host, name, pipeline_yaml, params, timing, work_dir)
@@ -147,14 +161,15 @@ def _manage(
     with cloud_for_command(project, region, home) as context:
         try:
             getattr(scheduling, action)(context, schedule, **kwargs)
-        except (exceptions.NotFound, exceptions.BadRequest, exceptions.FailedPrecondition) as exc:
-            fail(exc.message)
-    console.print(f"{action}d {schedule}" if action != "pause" else f"paused {schedule}")
+        except exceptions.ClientError as exc:
+            raise UserError("SCHEDULE", f"{schedule!r}: {client_error_message(exc)}") from None
+    done = f"{action}d" if action != "pause" else "paused"
+    console.print(f"{done} {schedule}")
 
 
 @schedule_app.command("pause")
 def pause(
-    schedule: str,
+    schedule: ScheduleArgument,
     project: ProjectOption = None,
     region: RegionOption = None,
     home: HomeOption = None,
@@ -165,7 +180,7 @@ def pause(
 
 @schedule_app.command("resume")
 def resume(
-    schedule: str,
+    schedule: ScheduleArgument,
     catch_up: Annotated[bool, typer.Option(help="Run the times missed while paused")] = False,
     project: ProjectOption = None,
     region: RegionOption = None,
@@ -177,7 +192,7 @@ def resume(
 
 @schedule_app.command("delete")
 def delete(
-    schedule: str,
+    schedule: ScheduleArgument,
     project: ProjectOption = None,
     region: RegionOption = None,
     home: HomeOption = None,
@@ -209,17 +224,20 @@ def runs_list(
 
 @runs_app.command("show")
 def runs_show(
-    run: str, project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
+    run: RunArgument,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
 ) -> None:
     """Show one run: state, error and each task's state and timing."""
     with cloud_for_command(project, region, home) as context:
         try:
             job = scheduling.get_run(context, run)
         except exceptions.NotFound as exc:
-            fail(exc.message)
+            raise UserError("RUN", f"{run!r}: {client_error_message(exc)}") from None
         console.print(f"{job.name}\nstate: {job.state.name}")
         if job.error.message:
-            console.print(f"error: {job.error.message}", highlight=False, markup=False)
+            console.print(f"error: {job.error.message}", highlight=False)
         table = Table("task", "state", "start", "end")
         for task in job.job_detail.task_details:
             table.add_row(
@@ -231,4 +249,4 @@ def runs_show(
         console.print(table)
         for task in job.job_detail.task_details:
             if task.error.message:
-                console.print(f"{task.task_name}: {task.error.message}", markup=False)
+                console.print(f"{task.task_name}: {task.error.message}")

@@ -5,9 +5,10 @@ On Vertex a job's container sees only what Vertex and the job's spec give it. Lo
 processes are children of `vertexkit local up`, whose environment may hold tokens and secrets
 (cloud credentials, API keys, a CI's variables): none of that may leak into a user's trainer.
 So a child gets an allow-list of what any process needs to run on this machine (its search path,
-home, locale, time zone, temp folder, CA bundles, pip's settings for packages_to_install),
-then the local cloud's endpoints, then what the job itself sets. Proxy variables are left out:
-the local cloud is on loopback, and Vertex's containers have no proxy either.
+home, locale, time zone, temp folder, CA bundles, the library path a system CUDA needs, pip's
+settings for packages_to_install), then the local cloud's endpoints, then what the job itself
+sets. Proxy variables are left out: the local cloud is on loopback, and Vertex's containers have
+no proxy either.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ PASSED_NAMES = frozenset(
         "SSL_CERT_DIR",
         "REQUESTS_CA_BUNDLE",
         "CURL_CA_BUNDLE",
+        "LD_LIBRARY_PATH",  # a system CUDA install's libraries
         "SYSTEMROOT",  # Windows cannot start Python without it
     }
 )

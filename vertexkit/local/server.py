@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -24,8 +25,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from vertexkit.context import CloudContext
-from vertexkit.local.errors import ApiError, api_error_handler
+from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
+from vertexkit.local.state import disk_full_handler
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PROJECT = "local-project"
 HOME_ENV = "VERTEXKIT_HOME"
+EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 log = logging.getLogger(__name__)
 
 
@@ -71,7 +74,11 @@ class LocalCloud:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
-        app = self._build_app()
+        try:
+            app = self._build_app()
+        except BaseException:  # a refused state file: free the port and the opened services
+            self.stop()
+            raise
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -144,6 +151,7 @@ class LocalCloud:
     def _build_app(self) -> Starlette:
         from vertexkit.local.bigquery.routes import BigQueryService
         from vertexkit.local.console.routes import ConsoleService
+        from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
@@ -153,12 +161,24 @@ class LocalCloud:
         self.storage, self.bigquery, self.vertex = storage, bigquery, vertex
         self.services = [storage, bigquery, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
+        # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
+        routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())
         for service in self.services:
             routes.extend(service.routes())
-        routes.extend(ConsoleService(self).routes())  # last: reads the services' state
-        app = Starlette(routes=routes, exception_handlers={ApiError: api_error_handler})
+        routes.extend(ConsoleService(self).routes())  # reads the services' state
+        routes.append(Route("/{path:path}", _not_served, methods=EVERY_METHOD))
+        handlers = {
+            ApiError: api_error_handler,
+            OSError: disk_full_handler,  # a full disk is a 507 with the reason, not a bare 500
+            sqlite3.OperationalError: disk_full_handler,
+        }
+        app = Starlette(routes=routes, exception_handlers=handlers)
         app.add_middleware(RequestGuard)
         return app
+
+
+async def _not_served(request: Request) -> JSONResponse:
+    raise not_served(request.method, request.url.path)
 
 
 async def _health(_: Request) -> JSONResponse:

@@ -22,6 +22,7 @@ from vertexkit.runtime.gcp_resources import (
 )
 from vertexkit.runtime.operations import start_or_resume, wait_for_operation
 from vertexkit.specs import SpecError
+from vertexkit.specs.inputs import check_component_inputs
 
 log = logging.getLogger(__name__)
 
@@ -58,25 +59,11 @@ class Deployment:
 
 
 def validate_config(config: DeployConfig) -> None:
-    if not config.endpoint_display_name.strip():
-        raise SpecError("endpoint_display_name", "must not be empty")
+    check_component_inputs("deploy_model", vars(config))  # the rules preflight applies
     if "@" not in config.model:
         raise SpecError(
             "model", f"expected a versioned model name (...@VERSION), got {config.model!r}"
         )
-    if not 0 <= config.traffic_percentage <= 100:
-        raise SpecError(
-            "traffic_percentage", f"must be within 0..100, got {config.traffic_percentage}"
-        )
-    if config.min_replica_count < 1:
-        raise SpecError("min_replica_count", f"must be >= 1, got {config.min_replica_count}")
-    if config.max_replica_count < config.min_replica_count:
-        raise SpecError(
-            "max_replica_count",
-            f"{config.max_replica_count} is below min_replica_count {config.min_replica_count}",
-        )
-    if bool(config.accelerator_type) != (config.accelerator_count > 0):
-        raise SpecError("accelerator_count", "give accelerator_type with a count >= 1, or neither")
     if config.automatic_resources and config.accelerator_type:
         raise SpecError("automatic_resources", "accelerators need dedicated resources")
 

@@ -27,10 +27,10 @@ from vertexkit.runtime import gcs_io
 from vertexkit.runtime.gcp_resources import find_vertex_resource, record_vertex_resource
 from vertexkit.runtime.prebuilt import load_prebuilt
 from vertexkit.specs import SpecError
+from vertexkit.specs.inputs import check_component_inputs
 
 log = logging.getLogger(__name__)
 
-TASKS = ("classification", "regression")
 SCHEMA_ROOT = "gs://google-cloud-aiplatform/schema/modelevaluation/"
 METRICS_SCHEMAS = {
     "classification": SCHEMA_ROOT + "classification_metrics_1.0.0.yaml",
@@ -316,8 +316,7 @@ def evaluate_model(
     `model` is a versioned model name (`projects/.../models/ID@VERSION`). The evaluation is also
     imported into the Model Registry under that version.
     """
-    if task not in TASKS:
-        raise SpecError("task", f"{task!r} is not one of {', '.join(TASKS)}")
+    check_component_inputs("evaluate_model", {"task": task})
     if "@" not in model:
         raise SpecError("model", f"expected a versioned model name (...@VERSION), got {model!r}")
     registered = ctx.model_client().get_model(name=model)

@@ -17,22 +17,11 @@ from vertexkit.context import CloudContext
 from vertexkit.runtime.gcp_resources import vertex_resource_uri
 from vertexkit.runtime.operations import start_or_resume
 from vertexkit.specs import SpecError
+from vertexkit.specs.inputs import METRIC_KEYS, check_component_inputs
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ALIAS = "default"
-DIRECTIONS = ("maximize", "minimize")
-# Friendly metric names -> the keys Vertex's evaluation schemas use (both are accepted).
-METRIC_KEYS = {
-    "f1": "f1Score",
-    "log_loss": "logLoss",
-    "roc_auc": "auRoc",
-    "pr_auc": "auPrc",
-    "rmse": "rootMeanSquaredError",
-    "mae": "meanAbsoluteError",
-    "mape": "meanAbsolutePercentageError",
-    "r2": "rSquared",
-}
 
 
 @dataclass
@@ -83,8 +72,7 @@ def _serving_image(config: UploadConfig) -> str:
 
 
 def build_model(config: UploadConfig) -> aiplatform_v1.Model:
-    if not config.display_name.strip():
-        raise SpecError("display_name", "must not be empty")
+    check_component_inputs("upload_model", vars(config))  # the rules preflight applies
     if not config.artifact_uri.startswith("gs://"):
         raise SpecError(
             "artifact_uri", f"must be a gs:// model directory, got {config.artifact_uri!r}"
@@ -231,10 +219,10 @@ def compare_and_promote(
     promote: bool = True,
 ) -> Comparison:
     """Challenger version vs the model's `default` version; moves `default` if it wins."""
-    if direction not in DIRECTIONS:
-        raise SpecError("direction", f"{direction!r} is not one of {', '.join(DIRECTIONS)}")
-    if min_improvement < 0:
-        raise SpecError("min_improvement", f"must be >= 0, got {min_improvement}")
+    check_component_inputs(
+        "compare_models",
+        {"metric": metric, "direction": direction, "min_improvement": min_improvement},
+    )
     model_name, _ = split_version(challenger)
     client = ctx.model_client()
     challenger_version = client.get_model(name=challenger).version_id

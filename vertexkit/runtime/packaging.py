@@ -6,7 +6,7 @@ egg-info), names it by the hash of the folder's content and uploads it once to
 `gs://bucket/trainers/<name>-<hash>.tar.gz`. The URI goes into a python package spec's
 `packageUris`; Vertex pip-installs it into the prebuilt training image and runs the module.
 
-The prebuilt image tables below name Vertex AI's container URIs by framework and version.
+The prebuilt images (by framework, version and accelerator) come from vertexkit/specs/images.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vertexkit.specs import SpecError
+from vertexkit.specs import SpecError, images
 
 if TYPE_CHECKING:
     from vertexkit.context import CloudContext
@@ -30,100 +30,26 @@ _IGNORED_DIRS = {"__pycache__", ".git", "build", "dist", ".venv", ".pytest_cache
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
 _BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 
-# Prebuilt TRAINING images (Vertex "Prebuilt containers for custom training"; the CPU images that
-# serve scikit-learn and XGBoost apps; the latest is the default). The search tool could not
-# reach that page here, so this table is from Google's published list as known; prediction
-# images below come from the installed SDK (google.cloud.aiplatform.constants.prediction).
-TRAINING_IMAGES: dict[str, dict[str, str]] = {
-    "sklearn": {
-        "1.0": "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest",
-        "0.23": "us-docker.pkg.dev/vertex-ai/training/scikit-learn-cpu.0-23:latest",
-    },
-    "xgboost": {
-        "1.1": "us-docker.pkg.dev/vertex-ai/training/xgboost-cpu.1-1:latest",
-    },
-    "tensorflow": {
-        "2.15": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest",
-        "2.14": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-14.py310:latest",
-    },
-    "pytorch": {
-        "2.2": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-2.py310:latest",
-        "2.1": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-1.py310:latest",
-    },
-}
-_FRAMEWORK_ALIASES = {"scikit-learn": "sklearn", "tf": "tensorflow", "tf2": "tensorflow"}
-# The SDK names TensorFlow 2 prediction images "tf2"; users say "tensorflow".
-_SDK_PREDICTION_FRAMEWORK = {"sklearn": "sklearn", "xgboost": "xgboost", "tensorflow": "tensorflow"}
-
 
 class PackagingError(RuntimeError):
     """A trainer folder that cannot become a source distribution; the message says why."""
 
 
-# -- prebuilt images -------------------------------------------------------------------------
-def _framework(field: str, framework: str, allowed: list[str]) -> str:
-    name = _FRAMEWORK_ALIASES.get(framework.lower(), framework.lower())
-    if name not in allowed:
-        raise SpecError(field, f"unknown framework {framework!r}; allowed: {sorted(allowed)}")
-    return name
+# -- prebuilt images (the tables and the rule live in vertexkit/specs/data/images.json) ------
+def prebuilt_training_image(
+    framework: str, version: str | None = None, accelerator_type: str = "", machine_type: str = ""
+) -> str:
+    """Vertex's prebuilt training image for `framework` at `version` (default: the latest with an
+    image for the accelerator) on this machine: a GPU image for an NVIDIA accelerator."""
+    return images.training_image(framework, version or "", accelerator_type, machine_type)
 
 
-def _sort_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
-
-
-def prebuilt_training_image(framework: str, version: str | None = None) -> str:
-    """Vertex's prebuilt training image for `framework` at `version` (default: the latest)."""
-    name = _framework("framework", framework, list(TRAINING_IMAGES))
-    versions = TRAINING_IMAGES[name]
-    if not version:
-        return versions[max(versions, key=_sort_key)]
-    version = _normalise_version(version)
-    if version not in versions:
-        raise SpecError(
-            "framework_version",
-            f"no prebuilt {name} training image for version {version!r}; "
-            f"allowed: {sorted(versions, key=_sort_key)}",
-        )
-    return versions[version]
-
-
-def prediction_images() -> dict[str, dict[str, str]]:
-    """{framework: {version: us image URI}} for the CPU prediction images the SDK knows."""
-    from google.cloud.aiplatform.constants import prediction
-
-    table: dict[str, dict[str, str]] = {}
-    for uri in prediction.SERVING_CONTAINER_URIS:
-        match = prediction.CONTAINER_URI_PATTERN.match(uri)
-        if not match or match["region"] != "us" or match["accelerator"] != "cpu":
-            continue
-        framework = "tensorflow" if match["framework"] in ("tf", "tf2") else match["framework"]
-        version = match["version"].replace("-", ".")
-        table.setdefault(framework, {}).setdefault(version, uri)
-    return table
-
-
-def prebuilt_serving_image(framework: str, version: str | None = None) -> str:
-    """Vertex's prebuilt CPU prediction image for `framework` at `version` (default: latest)."""
-    table = prediction_images()
-    name = _framework("framework", framework, list(table))
-    versions = table[name]
-    if not version:
-        return versions[max(versions, key=_sort_key)]
-    version = _normalise_version(version)
-    if version not in versions:
-        raise SpecError(
-            "framework_version",
-            f"no prebuilt {name} prediction image for version {version!r}; "
-            f"allowed: {sorted(versions, key=_sort_key)}",
-        )
-    return versions[version]
-
-
-def _normalise_version(version: str) -> str:
-    """'1-3', '1.3', '1.3.2' -> '1.3' (images are per minor version)."""
-    parts = str(version).replace("-", ".").split(".")
-    return ".".join(parts[:2])
+def prebuilt_serving_image(
+    framework: str, version: str | None = None, accelerator_type: str = ""
+) -> str:
+    """Vertex's prebuilt prediction image for `framework` at `version` (default: the latest),
+    for serving on `accelerator_type` (none: CPU)."""
+    return images.prediction_image(framework, version or "", accelerator_type)
 
 
 # -- source distributions --------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,7 +21,8 @@ from vertexkit.runtime import gcs_io
 from vertexkit.runtime.cancellation import cancel_on_sigterm
 from vertexkit.runtime.gcp_resources import find_vertex_resource, record_vertex_resource
 from vertexkit.runtime.polling import cap_for, poll_until
-from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
+from vertexkit.specs import SpecError, images, validate_custom_job_spec, validate_tuning_job
+from vertexkit.specs.inputs import check_component_inputs
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +41,11 @@ FINAL_STATES = frozenset(
 RETRYABLE_STATES = frozenset(
     {JobState.JOB_STATE_FAILED, JobState.JOB_STATE_CANCELLED, JobState.JOB_STATE_EXPIRED}
 )
-BOOT_DISK_TYPES = ("pd-ssd", "pd-standard")
-REDUCTION_SERVER_IMAGE = "us-docker.pkg.dev/vertex-ai-training/training/reductionserver:latest"
 DATA_URI_ENV = {
     "training": "AIP_TRAINING_DATA_URI",
     "validation": "AIP_VALIDATION_DATA_URI",
     "test": "AIP_TEST_DATA_URI",
 }
-_DURATION = re.compile(r"^\d+(\.\d+)?s$")
 
 
 class JobFailedError(RuntimeError):
@@ -123,8 +120,7 @@ class TrainingResult:
 
 def validate_config(config: TrainingConfig) -> None:
     """The checks that belong to the component's arguments; the job spec rules live in specs."""
-    if not config.display_name.strip():
-        raise SpecError("display_name", "must not be empty")
+    check_component_inputs("custom_training_job", vars(config))  # the rules preflight applies
     if not config.base_output_directory.startswith("gs://"):
         raise SpecError(
             "base_output_directory",
@@ -146,20 +142,6 @@ def validate_config(config: TrainingConfig) -> None:
             "a Python package needs a prebuilt training image: give executor_image_uri or "
             "framework (sklearn, xgboost, tensorflow, pytorch) and framework_version",
         )
-    if config.replica_count < 1:
-        raise SpecError("replica_count", f"must be >= 1, got {config.replica_count}")
-    if bool(config.accelerator_type) != (config.accelerator_count > 0):
-        raise SpecError(
-            "accelerator_count",
-            "give accelerator_type together with accelerator_count >= 1, or neither",
-        )
-    if config.boot_disk_type not in BOOT_DISK_TYPES:
-        raise SpecError(
-            "boot_disk_type",
-            f"{config.boot_disk_type!r} is not one of {', '.join(BOOT_DISK_TYPES)}",
-        )
-    if not _DURATION.match(config.timeout):
-        raise SpecError("timeout", f"a duration in seconds like '3600s', got {config.timeout!r}")
     unknown_splits = set(config.data_uris) - set(DATA_URI_ENV)
     if unknown_splits:
         raise SpecError(
@@ -192,7 +174,9 @@ def _executor_image(config: TrainingConfig) -> str:
         return config.executor_image_uri
     from vertexkit.runtime.packaging import prebuilt_training_image
 
-    return prebuilt_training_image(config.framework, config.framework_version)
+    return prebuilt_training_image(
+        config.framework, config.framework_version, config.accelerator_type, config.machine_type
+    )
 
 
 def _package_uris(ctx: CloudContext | None, config: TrainingConfig) -> list[str]:
@@ -228,8 +212,9 @@ def _chief_pool(ctx: CloudContext | None, config: TrainingConfig) -> dict[str, A
             "env": env,
         }
     else:
+        image = _executor_image(config)  # refuses a framework/accelerator mismatch before staging
         pool["pythonPackageSpec"] = {
-            "executorImageUri": _executor_image(config),
+            "executorImageUri": image,
             "packageUris": _package_uris(ctx, config),
             "pythonModule": config.python_module,
             "args": _trainer_args(config),
@@ -250,7 +235,7 @@ def _worker_pools(ctx: CloudContext | None, config: TrainingConfig) -> list[dict
             {
                 "machineSpec": {"machineType": config.reduction_server_machine_type},
                 "replicaCount": str(config.reduction_server_replica_count),
-                "containerSpec": {"imageUri": REDUCTION_SERVER_IMAGE},
+                "containerSpec": {"imageUri": images.image_tables().reduction_server_image},
             }
         )
     pools.extend(config.extra_worker_pool_specs)
@@ -406,8 +391,6 @@ def run_custom_training(
 
 # ---------------------------------------------------------------- hyperparameter tuning
 
-GOALS = ("MAXIMIZE", "MINIMIZE")
-ALGORITHMS = ("ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH")
 SCALES = {
     "linear": "UNIT_LINEAR_SCALE",
     "log": "UNIT_LOG_SCALE",
@@ -494,10 +477,7 @@ def parameter_spec(compact: dict[str, Any], index: int) -> dict[str, Any]:
 def build_study_spec(study: StudyConfig) -> dict[str, Any]:
     if not study.metric_id:
         raise SpecError("metric_id", "name the metric the trainer reports through hypertune")
-    if study.goal not in GOALS:
-        raise SpecError("goal", f"{study.goal!r} is not one of {', '.join(GOALS)}")
-    if study.algorithm not in ALGORITHMS:
-        raise SpecError("algorithm", f"{study.algorithm!r} is not one of {', '.join(ALGORITHMS)}")
+    check_component_inputs("hyperparameter_tuning_job", vars(study))  # goal, algorithm, counts
     if not study.parameters:
         raise SpecError("parameters", "give at least one parameter to tune")
     return {
@@ -511,16 +491,7 @@ def build_tuning_job(
     ctx: CloudContext | None, config: TrainingConfig, study: StudyConfig
 ) -> dict[str, Any]:
     """A HyperparameterTuningJob REST JSON, validated."""
-    for name in ("max_trial_count", "parallel_trial_count"):
-        if getattr(study, name) < 1:
-            raise SpecError(name, f"must be >= 1, got {getattr(study, name)}")
-    if study.parallel_trial_count > study.max_trial_count:
-        raise SpecError(
-            "parallel_trial_count",
-            f"{study.parallel_trial_count} is above max_trial_count {study.max_trial_count}",
-        )
-    if study.max_failed_trial_count < 0:
-        raise SpecError("max_failed_trial_count", "must be >= 0 (0 lets Vertex choose)")
+    check_component_inputs("hyperparameter_tuning_job", vars(study))  # the rules preflight applies
     job = {
         **_job_envelope(config),
         "studySpec": build_study_spec(study),

@@ -17,7 +17,7 @@ from vertexkit.context import CloudContext
 from vertexkit.runtime import training
 from vertexkit.runtime.gcp_resources import find_vertex_resource
 from vertexkit.runtime.training import JobFailedError, StudyConfig, TrainingConfig
-from vertexkit.specs import SpecError
+from vertexkit.specs import SpecError, images
 
 # A trainer as a container command: writes metrics.json and a marker to AIP_MODEL_DIR through
 # the real storage client (the local cloud's env reaches the job's processes).
@@ -104,7 +104,7 @@ def test_spec_carries_every_setting() -> None:
     env = {e["name"]: e["value"] for e in chief["containerSpec"]["env"]}
     assert env == {"AIP_TRAINING_DATA_URI": "gs://bkt/train/*.parquet",
                    "AIP_TEST_DATA_URI": "gs://bkt/test.csv", "A": "1"}  # fmt: skip
-    assert reduction["containerSpec"]["imageUri"] == training.REDUCTION_SERVER_IMAGE
+    assert reduction["containerSpec"]["imageUri"] == images.image_tables().reduction_server_image
     assert "acceleratorType" not in reduction["machineSpec"]
     assert job["encryptionSpec"] == {"kmsKeyName": config.encryption_spec_key_name}
     assert spec["scheduling"] == {"timeout": "3600s", "restartJobOnWorkerRestart": True}
@@ -333,3 +333,54 @@ def test_trainer_folder_is_built_staged_and_run_as_a_python_package(
     package = job.job_spec.worker_pool_specs[0].python_package_spec
     assert package.package_uris[0].startswith(f"gs://{bucket}/trainers/")
     assert result.metrics is not None and result.metrics["accuracy"] > 0.9
+
+
+def package_config(**overrides: object) -> TrainingConfig:
+    settings: dict = {
+        "display_name": "pkg",
+        "base_output_directory": "gs://bkt/run",
+        "python_package_uris": ["gs://bkt/trainers/torch-1.tar.gz"],
+        "python_module": "trainer.task",
+        **overrides,
+    }
+    return TrainingConfig(**settings)
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "machine", "accelerator", "image"),
+    [
+        ("pytorch", "", "n1-standard-8", "NVIDIA_TESLA_T4", "pytorch-gpu.2-4.py310"),
+        ("pytorch", "2.2", "n1-standard-8", "NVIDIA_TESLA_T4", "pytorch-gpu.2-2.py310"),
+        ("pytorch", "", "n1-standard-8", "", "pytorch-xla.2-4.py310"),
+        ("tensorflow", "2.15", "a2-highgpu-1g", "NVIDIA_TESLA_A100", "tf-gpu.2-15.py310"),
+        ("xgboost", "", "n1-standard-8", "NVIDIA_TESLA_V100", "xgboost-gpu.2-1"),
+    ],
+    ids=["torch-t4-latest", "torch-2.2-t4", "torch-cpu", "tf-a100", "xgboost-v100"],
+)
+def test_framework_and_accelerator_pick_the_image(
+    framework: str, version: str, machine: str, accelerator: str, image: str
+) -> None:
+    gpu = {"accelerator_type": accelerator, "accelerator_count": 1} if accelerator else {}
+    config = package_config(
+        framework=framework, framework_version=version, machine_type=machine, **gpu
+    )
+    pool = training.build_custom_job(None, config)["jobSpec"]["workerPoolSpecs"][0]
+    assert pool["pythonPackageSpec"]["executorImageUri"].endswith(f"/training/{image}:latest")
+
+
+def test_version_without_a_gpu_image_is_refused_before_staging(tmp_path: Path) -> None:
+    # No CloudContext: staging the trainer folder would raise ValueError, so a SpecError proves
+    # the image was refused before anything was built or uploaded.
+    config = package_config(
+        python_package_uris=[],
+        trainer_dir=str(tmp_path),
+        framework="sklearn",
+        framework_version="0.23",
+        machine_type="n1-standard-8",
+        accelerator_type="NVIDIA_TESLA_T4",
+        accelerator_count=1,
+    )
+    with pytest.raises(SpecError) as refused:
+        training.build_custom_job(None, config)
+    assert refused.value.field == "framework_version"
+    assert "sklearn 0.23" in str(refused.value) and "NVIDIA_TESLA_T4 (GPU)" in str(refused.value)

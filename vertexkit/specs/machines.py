@@ -64,8 +64,6 @@ class MachineSpec(SpecModel):
     def check(self, path: str, *, for_prediction: bool = False) -> None:
         machine = _known_machine(self.machine_type, join_path(path, "machineType"), for_prediction)
         self._check_accelerator_type(path)
-        if machine is None:
-            return  # a prediction-only CPU type: no accelerator table to check against
         if machine.tpu:
             self._check_tpu(machine, path)
         else:
@@ -164,14 +162,14 @@ class MachineSpec(SpecModel):
             )
 
 
-def _known_machine(name: str, field: str, for_prediction: bool) -> MachineType | None:
+def _known_machine(name: str, field: str, for_prediction: bool) -> MachineType:
     tables = catalog()
     if not name:
         raise SpecError(field, "required; e.g. n1-standard-4, e2-standard-4, a2-highgpu-1g")
     if name in tables.machine_types:
         return tables.machine_types[name]
     if for_prediction and name in tables.prediction_only_machine_types:
-        return None
+        return tables.serving_only_machine(name)
     names = list(tables.machine_types)
     if for_prediction:
         names += sorted(tables.prediction_only_machine_types)

@@ -44,20 +44,32 @@ def validate_labels(labels: Any, field: str = "labels") -> dict[str, str]:
     if labels is None:
         return {}
     if not isinstance(labels, dict):
-        raise SpecError(field, f"must be a map of label key to value; got {labels!r}")
+        raise SpecError(field, f"must be a map of label key to value; got {shorten(labels)}")
     if len(labels) > MAX_LABELS:
         raise SpecError(field, f"at most {MAX_LABELS} labels; got {len(labels)}")
     for key, value in labels.items():
-        where = join_path(field, str(key))
-        if not isinstance(key, str) or not 1 <= len(key) <= MAX_LABEL_LENGTH:
-            raise SpecError(where, f"label key must be 1..63 characters; allowed: {LABEL_RULE}")
-        if not _label_start(key[0]) or not all(_label_char(char) for char in key):
-            raise SpecError(where, f"invalid label key {key!r}; allowed: {LABEL_RULE}")
-        if not isinstance(value, str):
-            raise SpecError(where, f"label value must be a string; got {value!r}")
-        if len(value) > MAX_LABEL_LENGTH or not all(_label_char(char) for char in value):
-            raise SpecError(where, f"invalid label value {value!r}; allowed: {LABEL_RULE}")
+        _check_label(key, value, join_path(field, shorten(key, quote=False)))
     return labels
+
+
+def _check_label(key: Any, value: Any, where: str) -> None:
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_LABEL_LENGTH:
+        size = len(key) if isinstance(key, str) else key
+        raise SpecError(where, f"label key must be 1..63 characters, got {size}; {LABEL_RULE}")
+    if not _label_start(key[0]) or not all(_label_char(char) for char in key):
+        raise SpecError(where, f"invalid label key {key!r}; allowed: {LABEL_RULE}")
+    if not isinstance(value, str):
+        raise SpecError(where, f"label value must be a string; got {shorten(value)}")
+    if len(value) > MAX_LABEL_LENGTH:
+        raise SpecError(where, f"label value has {len(value)} characters; {LABEL_RULE}")
+    if not all(_label_char(char) for char in value):
+        raise SpecError(where, f"invalid label value {value!r}; allowed: {LABEL_RULE}")
+
+
+def shorten(value: Any, limit: int = 80, quote: bool = True) -> str:
+    """A value for a message, cut so a huge input never comes back whole in the answer."""
+    text = repr(value) if quote else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def validate_region(region: Any, field: str = "location") -> str:
@@ -72,6 +84,13 @@ MODEL_ID = re.compile(r"^[a-z_][a-z0-9_-]{0,62}$")
 ENDPOINT_ID_WORD = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 ENDPOINT_ID_NUMBER = re.compile(r"^[1-9][0-9]{0,8}$")
 PROJECT_ID = re.compile(r"^([a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]{1,20})$")
+
+
+def validate_project_id(project: Any, field: str = "project") -> str:
+    """A project ID (6..30 of [a-z0-9-], letter first, no trailing '-') or a project number."""
+    if not isinstance(project, str) or not PROJECT_ID.match(project):
+        raise SpecError(field, f"invalid project {project!r}: a project ID or number")
+    return project
 
 
 def validate_model_id(model_id: str, field: str = "modelId") -> str:
@@ -107,6 +126,5 @@ def parse_resource_name(name: str, collection: str, field: str = "name") -> dict
             f"must look like projects/PROJECT/locations/REGION/{collection}/ID; got {name!r}",
         )
     project, location, resource_id = match.groups()
-    if not PROJECT_ID.match(project):
-        raise SpecError(field, f"invalid project {project!r}: a project ID or number")
+    validate_project_id(project, field)
     return {"project": project, "location": location, "id": resource_id}

@@ -1,5 +1,6 @@
-"""Query, load, extract and copy jobs. Each runs to completion in one transaction and is stored
-DONE, with `errorResult` when it failed (BigQuery's job model: the insert succeeds, the job fails).
+"""Query, load, extract and copy jobs. Each runs in its own thread and transaction (running.py)
+and is stored DONE, with `errorResult` when it failed, timed out or was cancelled (BigQuery's job
+model: the insert succeeds, the job fails).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import decimal
 import fnmatch
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from vertexkit.local.bigquery.responses import (
     field_to_duckdb,
     quote,
 )
+from vertexkit.local.bigquery.running import RunningJob, RunningJobs, cancelled_error
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal, translate
 from vertexkit.local.errors import ApiError
 
@@ -48,10 +51,18 @@ class JobRunner:
     def __init__(self, warehouse: Warehouse, storage: Any) -> None:
         self.warehouse = warehouse
         self.storage = storage
+        self.running = RunningJobs()
 
     # -- entry point --------------------------------------------------------------------------
-    def run(self, project: str, job: dict[str, Any], upload: Path | None = None) -> dict:
-        """Runs a job resource to DONE and stores it. Bad configuration raises before storing."""
+    def run(
+        self,
+        project: str,
+        job: dict[str, Any],
+        upload: Path | None = None,
+        wait_s: float | None = None,
+    ) -> dict:
+        """Starts a job and answers its resource once DONE, or RUNNING after `wait_s` seconds.
+        Bad configuration raises before anything is stored."""
         config = job.setdefault("configuration", {})
         kind = next((k for k in ("query", "load", "extract", "copy") if k in config), None)
         if kind is None:
@@ -62,38 +73,58 @@ class JobRunner:
         _validate_dispositions(config[kind])
         if config.get("dryRun"):
             return self._dry_run(project, kind, config, job)
+        run = self._start(project, kind, job, upload)
+        run.done.wait(wait_s)
+        return run.resource()
+
+    def _start(self, project: str, kind: str, job: dict, upload: Path | None) -> RunningJob:
+        now_ms = str(int(time.time() * 1000))
+        job["status"] = {"state": "RUNNING"}
+        job["statistics"] = {"creationTime": now_ms, "startTime": now_ms}
+        job["id"] = f"{project}:{LOCATION}.{job['jobReference']['jobId']}"
+        run = RunningJob(project, job, self.warehouse.cursor(), self.warehouse.table_locks)
+        self.running.add(run)
+        timeout_ms = job["configuration"].get("jobTimeoutMs")
+        if timeout_ms:
+            run.stop_after(int(timeout_ms))
+        thread = threading.Thread(
+            target=self._execute, args=(run, kind, upload), daemon=True, name=f"bq-{run.job_id}"
+        )
+        thread.start()
+        return run
+
+    def cancel(self, project: str, job_id: str, wait_s: float) -> None:
+        run = self.running.get(project, job_id)
+        if run is not None:
+            run.stop(cancelled_error())
+            run.done.wait(wait_s)
+
+    def _execute(self, run: RunningJob, kind: str, upload: Path | None) -> None:
+        job = run.job
         started = time.time()
         statistics: dict[str, Any] = {}
-        status: dict[str, Any] = {"state": "DONE"}
         try:
-            handler = getattr(self, f"_{kind}")
-            statistics[kind] = handler(project, config[kind], job, upload)
-        except QueryError as error:
-            status["errorResult"] = {"reason": error.reason, "message": error.message}
-            status["errors"] = [status["errorResult"]]
-        except duckdb.Error as error:
-            message = _duckdb_message(error)
-            status["errorResult"] = {"reason": _duckdb_reason(error), "message": message}
-            status["errors"] = [status["errorResult"]]
-        except Exception as error:  # a bug here must end the job, never leave it half-done
-            message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
-            status["errorResult"] = {"reason": "invalid", "message": message}
-            status["errors"] = [status["errorResult"]]
+            statistics[kind] = getattr(self, f"_{kind}")(
+                run.project, job["configuration"][kind], run, upload
+            )
+            status: dict[str, Any] = {"state": "DONE"}
+        except BaseException as error:  # a bug here must end the job, never leave it half-done
+            status = _failed_status(run.stop_error or error)
         finally:
             if upload is not None:
                 upload.unlink(missing_ok=True)
-        finished = time.time()
         job["status"] = status
         job["statistics"] = {
             "creationTime": str(int(started * 1000)),
             "startTime": str(int(started * 1000)),
-            "endTime": str(int(finished * 1000)),
+            "endTime": str(int(time.time() * 1000)),
             **statistics,
         }
-        job_id = job["jobReference"]["jobId"]
-        job["id"] = f"{project}:{LOCATION}.{job_id}"
-        self.warehouse.put_job(project, job_id, job)
-        return job
+        try:
+            self.warehouse.put_job(run.project, run.job_id, job)
+        finally:
+            run.finish()
+            self.running.remove(run)
 
     # -- dry run --------------------------------------------------------------------------------
     def _dry_run(self, project: str, kind: str, config: dict, job: dict) -> dict:
@@ -134,7 +165,7 @@ class JobRunner:
         return job
 
     # -- query ----------------------------------------------------------------------------------
-    def _query(self, project: str, config: dict, job: dict, _: Path | None) -> dict:
+    def _query(self, project: str, config: dict, run: RunningJob, _: Path | None) -> dict:
         if config.get("useLegacySql") is True:
             raise QueryError(
                 "Legacy SQL is not supported by the local BigQuery; set useLegacySql to false",
@@ -154,12 +185,12 @@ class JobRunner:
             "totalBytesBilled": "0",
             "cacheHit": False,
         }
-        if translation.statement_type == "SELECT":
-            destination = self._destination(project, config, job)
-        with self.warehouse.transaction() as cur:
+        selecting = translation.statement_type == "SELECT"
+        destination = self._destination(project, config, run.job) if selecting else None
+        with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
-            if translation.statement_type == "SELECT":
+            if destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
                 stats["totalRows"] = str(self.warehouse.count_rows(cur, destination))
@@ -243,7 +274,7 @@ class JobRunner:
         return {"ddlOperationPerformed": operation, "ddlTargetTable": _table_reference(target)}
 
     # -- load ------------------------------------------------------------------------------------
-    def _load(self, project: str, config: dict, _: dict, upload: Path | None) -> dict:
+    def _load(self, project: str, config: dict, run: RunningJob, upload: Path | None) -> dict:
         source_format = (config.get("sourceFormat") or "CSV").upper()
         if source_format not in LOAD_FORMATS:
             raise QueryError(
@@ -256,7 +287,7 @@ class JobRunner:
         destination = _table_name(config["destinationTable"], project)
         staged = [upload] if upload else self._stage_uris(config.get("sourceUris") or [])
         try:
-            with self.warehouse.transaction() as cur:
+            with run.transaction(destination) as cur:
                 rows = self._load_files(cur, destination, staged, source_format, config)
         finally:
             if not upload:
@@ -345,7 +376,7 @@ class JobRunner:
         return self.warehouse.count_rows(cur, destination) - before
 
     # -- extract -------------------------------------------------------------------------------
-    def _extract(self, project: str, config: dict, _: dict, __: Path | None) -> dict:
+    def _extract(self, project: str, config: dict, run: RunningJob, _: Path | None) -> dict:
         source = _table_name(config.get("sourceTable") or {}, project)
         uris = config.get("destinationUris") or (
             [config["destinationUri"]] if config.get("destinationUri") else []
@@ -371,13 +402,11 @@ class JobRunner:
         bucket, name = _split_gs_uri(uris[0])
         if not self.storage.object_path(bucket, "probe").parent.is_dir():
             raise NotFound(f"Not found: Bucket {bucket}")
-        cur = self.warehouse.cursor()
-        try:
-            self.warehouse.require_table(cur, source)
-            options = _copy_options(file_format, compression, config)
-            written = self._copy_out(cur, source, name, options)
-        finally:
-            cur.close()
+        cur = run.cursor
+        self.warehouse.require_table(cur, source)
+        options = _copy_options(file_format, compression, config)
+        written = self._copy_out(cur, source, name, options)
+        run.raise_if_stopped()
         for index, path in enumerate(written):
             target = name.replace("*", f"{index:012d}") if "*" in name else name
             object_path = self.storage.object_path(bucket, target)
@@ -408,7 +437,7 @@ class JobRunner:
         return staged
 
     # -- copy ------------------------------------------------------------------------------------
-    def _copy(self, project: str, config: dict, _: dict, __: Path | None) -> dict:
+    def _copy(self, project: str, config: dict, run: RunningJob, _: Path | None) -> dict:
         sources = config.get("sourceTables") or (
             [config["sourceTable"]] if config.get("sourceTable") else []
         )
@@ -417,7 +446,7 @@ class JobRunner:
         names = [_table_name(source, project) for source in sources]
         destination = _table_name(config["destinationTable"], project)
         union = " UNION ALL BY NAME ".join(f"SELECT * FROM {name.sql}" for name in names)
-        with self.warehouse.transaction() as cur:
+        with run.transaction(destination) as cur:
             for name in names:
                 self.warehouse.require_table(cur, name)
             copy_config = {"writeDisposition": "WRITE_EMPTY", **config}
@@ -437,6 +466,20 @@ def _validate_dispositions(config: dict) -> None:
         value = config.get(key)
         if value and value not in allowed:
             raise QueryError(f"Invalid {key} {value!r}; allowed: {', '.join(allowed)}", "invalid")
+
+
+def _failed_status(error: BaseException) -> dict[str, Any]:
+    if isinstance(error, QueryError):
+        result = {"reason": error.reason, "message": error.message}
+    elif isinstance(error, duckdb.TransactionException):
+        message = f"Could not serialize access to a table due to concurrent update: {error}"
+        result = {"reason": "invalidQuery", "message": message}
+    elif isinstance(error, duckdb.Error):
+        result = {"reason": _duckdb_reason(error), "message": _duckdb_message(error)}
+    else:
+        message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
+        result = {"reason": "invalid", "message": message}
+    return {"state": "DONE", "errorResult": result, "errors": [result]}
 
 
 def _dml_stat(statement_type: str) -> str:

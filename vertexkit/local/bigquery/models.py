@@ -15,7 +15,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,55 @@ from vertexkit.local.bigquery.responses import (
     schema_to_columns,
 )
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal
+from vertexkit.local.state import StateError, backup_copy
 
 DATABASE_FILE = "bigquery.duckdb"
 META_SCHEMA = "_vertexkit"
 RESULTS_DATASET = "_vertexkit_results"  # BigQuery's anonymous dataset for query results
+RESULTS_LIFETIME_S = 24 * 3600  # BigQuery keeps a query's anonymous result table for 24 hours
+JOB_HISTORY_LIFETIME_S = 180 * 24 * 3600  # jobs.get/list answer for about six months
+EXPIRY_INTERVAL_S = 60  # how often calls sweep expired results and jobs
+
+
+class DamagedDatabaseError(StateError):
+    """The warehouse file cannot be opened: the service refuses to start rather than start
+    empty; the message names the file and the copy kept of it."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        backup = backup_copy(path)
+        super().__init__(
+            f"The local BigQuery cannot start: {path} is damaged ({why}); a copy was kept as "
+            f"{backup}. The file is left as it is so no table is lost silently: restore it from "
+            "a backup, or move it aside to start with an empty BigQuery."
+        )
+        self.path = path
+        self.backup = backup
+
+
+class TableLocks:
+    """One lock per table. Jobs and calls that write a table queue behind each other, as
+    mutating DML on one BigQuery table queues; work on other tables runs side by side (DuckDB
+    would otherwise abort one of two concurrent writers of the same row with a conflict)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[TableName, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def holding(
+        self, names: list[TableName], check: Callable[[], None] = lambda: None
+    ) -> Iterator[None]:
+        """Takes the locks in one order (no deadlock); `check` runs while waiting, so a job
+        stopped in the queue leaves it."""
+        with self._guard:
+            ordered = sorted(set(names), key=lambda name: (name.schema, name.table))
+            locks = [self._locks.setdefault(name, threading.Lock()) for name in ordered]
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                while not lock.acquire(timeout=0.05):
+                    check()
+                held.callback(lock.release)
+            yield
 
 
 class NotFound(QueryError):
@@ -55,21 +100,31 @@ def dataset_not_found(project: str, dataset: str) -> NotFound:
 
 
 class Warehouse:
-    """DuckDB with the BigQuery catalog on top. Writes are serialised by one lock."""
+    """DuckDB with the BigQuery catalog on top. Catalog calls (datasets, tables, job records)
+    are serialised by one lock and are short; jobs run on their own connection (`cursor()`)
+    outside it, so a long query never stalls another call. `clock` is injectable for tests."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, clock: Callable[[], float] = time.time) -> None:
         self.home = home
+        self.clock = clock
         self.staging = home / ".staging"
         self.staging.mkdir(parents=True, exist_ok=True)
         for leftover in self.staging.iterdir():  # from a crash: never referenced again
             _remove(leftover)
         self.lock = threading.RLock()
-        self.connection = duckdb.connect(str(home / DATABASE_FILE))
+        self.table_locks = TableLocks()
+        self.connection = open_database(home / DATABASE_FILE)
         self._configure()
+        self.last_expiry = 0.0
+        self.expire()
 
     def _configure(self) -> None:
         con = self.connection
         con.execute("SET GLOBAL TimeZone = 'UTC'")
+        # Long jobs must not draw on the console. Inside a Jupyter kernel without ipywidgets
+        # DuckDB refuses any change of this setting, so there its default stays.
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.execute("SET enable_progress_bar = false")
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(META_SCHEMA)}")
         for table, columns in (
             ("datasets", "project VARCHAR, dataset VARCHAR, body VARCHAR"),
@@ -93,13 +148,46 @@ class Warehouse:
         with self.lock, contextlib.suppress(Exception):
             self.connection.close()
 
+    def _now_ms(self) -> str:
+        return str(int(self.clock() * 1000))
+
+    # -- expiry --------------------------------------------------------------------------------
+    def expire_if_due(self) -> None:
+        if self.clock() - self.last_expiry >= EXPIRY_INTERVAL_S:
+            self.expire()
+
+    def expire(self) -> None:
+        """Drops anonymous result tables older than 24 h and job records older than BigQuery's
+        job history; a sweep that meets a concurrent writer tries again at the next call."""
+        now = self.clock()
+        self.last_expiry = now
+        with contextlib.suppress(duckdb.TransactionException), self.transaction() as cur:
+            for name in self._expired_results(cur, now - RESULTS_LIFETIME_S):
+                cur.execute(f"DROP TABLE IF EXISTS {name.sql}")
+                self.drop_table_extras(cur, name)
+            cur.execute(
+                f"DELETE FROM {META_SCHEMA}.jobs WHERE created < ?", [now - JOB_HISTORY_LIFETIME_S]
+            )
+
+    def _expired_results(self, cur: duckdb.DuckDBPyConnection, before: float) -> list[TableName]:
+        rows = cur.execute(
+            f"SELECT project, name, body FROM {META_SCHEMA}.tables WHERE dataset = ?",
+            [RESULTS_DATASET],
+        ).fetchall()
+        return [
+            TableName(project, RESULTS_DATASET, name)
+            for project, name, body in rows
+            if int(json.loads(body).get("creationTime") or 0) / 1000 < before
+        ]
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.connection.cursor()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One job = one transaction: on any error nothing it wrote survives."""
-        with self.lock:
+    def transaction(self, *writes: TableName) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A catalog change in one short transaction: on any error nothing it wrote survives.
+        `writes`: the tables it changes, locked first (then the catalog lock)."""
+        with self.table_locks.holding(list(writes)), self.lock:
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
@@ -131,7 +219,7 @@ class Warehouse:
             f"SELECT body FROM {META_SCHEMA}.datasets WHERE project = ? AND dataset = ?",
             [project, dataset],
         ).fetchone()
-        return json.loads(row[0]) if row else {"creationTime": _now_ms()}
+        return json.loads(row[0]) if row else {"creationTime": self._now_ms()}
 
     def create_dataset(
         self, project: str, dataset: str, body: dict[str, Any], exists_ok: bool = False
@@ -142,7 +230,7 @@ class Warehouse:
                     return self.dataset_body(cur, project, dataset)
                 raise Duplicate(f"Already Exists: Dataset {project}:{dataset}")
             cur.execute(f"CREATE SCHEMA {quote(f'{project}.{dataset}')}")
-            body = {**body, "creationTime": _now_ms(), "lastModifiedTime": _now_ms()}
+            body = {**body, "creationTime": self._now_ms(), "lastModifiedTime": self._now_ms()}
             self._put_dataset_body(cur, project, dataset, body)
             return body
 
@@ -162,7 +250,7 @@ class Warehouse:
         with self.transaction() as cur:
             body = self.dataset_body(cur, project, dataset)
             body.update(changes)
-            body["lastModifiedTime"] = _now_ms()
+            body["lastModifiedTime"] = self._now_ms()
             self._put_dataset_body(cur, project, dataset, body)
             return body
 
@@ -267,8 +355,8 @@ class Warehouse:
     ) -> None:
         """Records creation/modification times (and descriptions) beside the DuckDB table."""
         body = self.table_extras(cur, name)
-        body.setdefault("creationTime", _now_ms())
-        body["lastModifiedTime"] = _now_ms()
+        body.setdefault("creationTime", self._now_ms())
+        body["lastModifiedTime"] = self._now_ms()
         body.update(extras or {})
         self.put_table_extras(cur, name, body)
 
@@ -329,7 +417,7 @@ class Warehouse:
                 )
                 cur.execute(
                     f"INSERT INTO {META_SCHEMA}.jobs VALUES (?, ?, ?, ?)",
-                    [project, job_id, time.time(), json.dumps(body)],
+                    [project, job_id, self.clock(), json.dumps(body)],
                 )
             finally:
                 cur.close()
@@ -384,8 +472,18 @@ def _merge_descriptions(fields: list[dict], extras: dict) -> list[dict]:
     return fields
 
 
-def _now_ms() -> str:
-    return str(int(time.time() * 1000))
+def open_database(path: Path) -> duckdb.DuckDBPyConnection:
+    """Opens the warehouse file, refusing an empty or unreadable one (DamagedDatabaseError):
+    a file DuckDB created is never empty, so zero bytes means it was truncated."""
+    if path.exists() and path.stat().st_size == 0:
+        raise DamagedDatabaseError(path, "it is empty (0 bytes)")
+    try:
+        connection = duckdb.connect(str(path))
+        connection.execute("SELECT count(*) FROM duckdb_tables()").fetchall()  # reads the catalog
+    except duckdb.Error as error:
+        why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DamagedDatabaseError(path, why) from None
+    return connection
 
 
 def _remove(path: Path) -> None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -27,16 +29,21 @@ from vertexkit.local.bigquery.responses import (
 )
 from vertexkit.local.bigquery.seed import seed_public_data
 from vertexkit.local.bigquery.sql import QueryError, TableName, translate
+from vertexkit.local.bigquery.validation import (
+    validate_dataset,
+    validate_job,
+    validate_query_request,
+    validate_table,
+)
 from vertexkit.local.errors import ApiError, bad_request, not_found
 
 API = "/bigquery/v2/projects/{project}"
 UPLOAD = "/upload/bigquery/v2/projects/{project}/jobs"
 DEFAULT_PAGE_CELLS = 1_000_000  # rows per page = this / columns, like BigQuery's ~10 MB pages
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_]{1,1024}$")
-TABLE_ID_PATTERN = re.compile(r"^[\w\- $]{1,1024}$")
-JOB_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-]{1,1024}$")
 STATUS_BY_REASON = {"notFound": 404, "duplicate": 409}
 READ_ONLY_PROJECTS = ("bigquery-public-data",)
+DEFAULT_WAIT_MS = 10_000  # jobs.query / getQueryResults wait this long unless timeoutMs says
+STOP_WAIT_S = 10.0  # how long cancel and shutdown wait for an interrupted job to end
 
 Handler = Callable[..., Any]
 
@@ -55,18 +62,21 @@ def api_error(error: QueryError) -> ApiError:
 
 
 class BigQueryService:
-    def __init__(self, home: Path, storage: Any, cloud: Any) -> None:
+    def __init__(
+        self, home: Path, storage: Any, cloud: Any, clock: Callable[[], float] = time.time
+    ) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.storage = storage
         self.cloud = cloud
-        self.warehouse = Warehouse(home)
+        self.warehouse = Warehouse(home, clock)
         self.jobs = JobRunner(self.warehouse, storage)
         self.uploads: dict[str, dict[str, Any]] = {}
         self.uploads_lock = threading.Lock()
         seed_public_data(self.warehouse)
 
     def close(self) -> None:
+        self.jobs.running.stop_all(STOP_WAIT_S)
         self.warehouse.close()
 
     def routes(self) -> list[BaseRoute]:
@@ -109,6 +119,10 @@ class BigQueryService:
                 )
             except QueryError as error:
                 raise api_error(error) from error
+            except duckdb.TransactionException as error:  # met a concurrent writer: retryable
+                raise ApiError(
+                    503, f"Concurrent change, retry the request: {error}", reason="backendError"
+                ) from error
             return result if isinstance(result, Response) else _json(result)
 
         endpoint_typed: Callable[[Request], Awaitable[Response]] = endpoint
@@ -142,11 +156,11 @@ class BigQueryService:
 
     def insert_dataset(self, params: dict, _: dict, body: dict) -> dict:
         project = params["project"]
-        reference = body.get("datasetReference") or {}
-        dataset = reference.get("datasetId") or ""
+        validate_dataset(body, creating=True)
+        reference = body["datasetReference"]
+        dataset = reference["datasetId"]
         if reference.get("projectId") not in (None, project):
             raise bad_request("datasetReference.projectId does not match the URL's project")
-        _check_id(dataset, "datasetReference.datasetId", ID_PATTERN)
         self._check_writable(project)
         extras = {k: v for k, v in body.items() if k != "datasetReference"}
         stored = self.warehouse.create_dataset(project, dataset, extras)
@@ -159,6 +173,7 @@ class BigQueryService:
 
     def patch_dataset(self, params: dict, _: dict, body: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
+        validate_dataset(body, creating=False)
         self._check_writable(project)
         changes = {
             k: v for k, v in body.items() if k not in ("datasetReference", "id", "kind", "etag")
@@ -219,8 +234,8 @@ class BigQueryService:
 
     def insert_table(self, params: dict, _: dict, body: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
-        reference = body.get("tableReference") or {}
-        _check_id(reference.get("tableId") or "", "tableReference.tableId", TABLE_ID_PATTERN)
+        validate_table(body, creating=True)
+        reference = body["tableReference"]
         self._check_writable(project)
         name = TableName(project, dataset, reference["tableId"])
         fields = (body.get("schema") or {}).get("fields") or []
@@ -231,7 +246,7 @@ class BigQueryService:
                 "a table"
             )
         extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             if not self.warehouse.dataset_exists(cur, project, dataset):
                 raise not_found(f"Not found: Dataset {project}:{dataset}")
             if self.warehouse.table_kind(cur, name):
@@ -253,8 +268,9 @@ class BigQueryService:
 
     def patch_table(self, params: dict, _: dict, body: dict) -> dict:
         name = _table(params)
+        validate_table(body, creating=False)
         self._check_writable(name.project)
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             self.warehouse.require_table(cur, name)
             fields = (body.get("schema") or {}).get("fields")
             extras: dict[str, Any] = {
@@ -292,7 +308,7 @@ class BigQueryService:
     def delete_table(self, params: dict, _: dict, __: dict) -> Response:
         name = _table(params)
         self._check_writable(name.project)
-        with self.warehouse.transaction() as cur:
+        with self.warehouse.transaction(name) as cur:
             self.warehouse.drop_table(cur, name)
         return Response(status_code=204)
 
@@ -341,17 +357,24 @@ class BigQueryService:
     def insert_job(self, params: dict, _: dict, body: dict) -> dict:
         return self._run_job(params["project"], body, None)
 
-    def _run_job(self, project: str, body: dict, upload: Path | None) -> dict:
+    def _run_job(
+        self, project: str, body: dict, upload: Path | None, wait_s: float | None = None
+    ) -> dict:
+        validate_job(body)
+        self.warehouse.expire_if_due()
         reference = body.setdefault("jobReference", {})
         reference.setdefault("projectId", project)
         reference.setdefault("jobId", f"job_{uuid.uuid4().hex}")
         reference["location"] = LOCATION
-        _check_id(reference["jobId"], "jobReference.jobId", JOB_ID_PATTERN)
-        if self.warehouse.job_exists(project, reference["jobId"]):
+        if self._job_exists(project, reference["jobId"]):
             raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")
         self._check_job_targets(project, body.get("configuration") or {})
         body["kind"] = "bigquery#job"
-        return self.jobs.run(project, body, upload)
+        return self.jobs.run(project, body, upload, wait_s)
+
+    def _job_exists(self, project: str, job_id: str) -> bool:
+        running = self.jobs.running.get(project, job_id) is not None
+        return running or self.warehouse.job_exists(project, job_id)
 
     def _check_job_targets(self, project: str, config: dict) -> None:
         for kind in ("query", "load", "copy"):
@@ -367,7 +390,8 @@ class BigQueryService:
             )
 
     def _job(self, params: dict) -> dict:
-        job = self.warehouse.get_job(params["project"], params["job_id"])
+        run = self.jobs.running.get(params["project"], params["job_id"])
+        job = run.resource() if run else self.warehouse.get_job(params["project"], params["job_id"])
         if job is None:
             raise not_found(f"Not found: Job {params['project']}:{LOCATION}.{params['job_id']}")
         return job
@@ -376,27 +400,32 @@ class BigQueryService:
         return self._job(params)
 
     def cancel_job(self, params: dict, _: dict, __: dict) -> dict:
-        # Jobs run to completion before jobs.insert answers: cancel finds them DONE, as
-        # BigQuery does for a job that finished first.
+        """Interrupts a running job (it ends DONE, reason "stopped"); a finished one is
+        answered as it is, as BigQuery does."""
+        self._job(params)
+        self.jobs.cancel(params["project"], params["job_id"], STOP_WAIT_S)
         return {"kind": "bigquery#jobCancelResponse", "job": self._job(params)}
 
     def delete_job(self, params: dict, _: dict, __: dict) -> Response:
-        self._job(params)
+        if self._job(params)["status"]["state"] != "DONE":
+            raise bad_request(f"Job {params['job_id']} is still running; cancel it first")
         self.warehouse.delete_job(params["project"], params["job_id"])
         return Response(status_code=204)
 
     def list_jobs(self, params: dict, query: dict, _: dict) -> dict:
-        jobs = self.warehouse.list_jobs(params["project"])
-        state = query.get("stateFilter")
-        if state and state.upper() != "DONE":
-            jobs = []
+        self.warehouse.expire_if_due()
+        running = [run.resource() for run in self.jobs.running.of_project(params["project"])]
+        jobs = running + self.warehouse.list_jobs(params["project"])
+        states = {s.upper() for s in _list_param(query, "stateFilter")}
+        if states:
+            jobs = [job for job in jobs if job["status"]["state"] in states]
         page, token = _page_of(jobs, query)
         items = [
             {
                 "id": job["id"],
                 "kind": "bigquery#job",
                 "jobReference": job["jobReference"],
-                "state": "DONE",
+                "state": job["status"]["state"],
                 "status": job["status"],
                 "configuration": job["configuration"],
                 "statistics": job["statistics"],
@@ -411,7 +440,9 @@ class BigQueryService:
         return _with_token({"kind": "bigquery#jobList", "jobs": items}, token)
 
     def query(self, params: dict, query: dict, body: dict) -> dict:
-        """jobs.query: runs the query as a job and answers its first page of results."""
+        """jobs.query: runs the query as a job and answers its first page of results, or
+        `jobComplete: false` once `timeoutMs` has passed (the job runs on)."""
+        validate_query_request(body)
         project = params["project"]
         config = {
             key: body[key]
@@ -427,15 +458,18 @@ class BigQueryService:
             )
             if key in body
         }
+        wait_ms = int(body.get("timeoutMs", DEFAULT_WAIT_MS))
         if "useLegacySql" not in config:
             config["useLegacySql"] = True  # jobs.query's documented default
         job_body = {
             "jobReference": {"jobId": f"job_{uuid.uuid4().hex}"},
             "configuration": {"query": config},
         }
+        if body.get("jobTimeoutMs"):
+            job_body["configuration"]["jobTimeoutMs"] = body["jobTimeoutMs"]
         if body.get("requestId"):
             job_body["jobReference"]["jobId"] = f"job_{_safe_id(body['requestId'])}"
-        job = self._run_job(project, job_body, None)
+        job = self._run_job(project, job_body, None, wait_ms / 1000)
         page_query = {"maxResults": body["maxResults"]} if "maxResults" in body else {}
         response = self._query_results(job, page_query)
         response["kind"] = "bigquery#queryResponse"
@@ -443,6 +477,10 @@ class BigQueryService:
         return response
 
     def get_query_results(self, params: dict, query: dict, _: dict) -> dict:
+        self.warehouse.expire_if_due()
+        run = self.jobs.running.get(params["project"], params["job_id"])
+        if run is not None:
+            run.done.wait(_int_param(query, "timeoutMs", DEFAULT_WAIT_MS) / 1000)
         job = self._job(params)
         if job["configuration"].get("jobType") != "QUERY":
             raise bad_request(f"Job {params['job_id']} is not a query job")
@@ -451,6 +489,8 @@ class BigQueryService:
         return response
 
     def _query_results(self, job: dict, query: dict) -> dict:
+        if job["status"]["state"] != "DONE":  # the client polls getQueryResults, as on BigQuery
+            return {"jobReference": job["jobReference"], "jobComplete": False}
         error = job["status"].get("errorResult")
         if error:
             reason = error.get("reason", "invalidQuery")
@@ -524,7 +564,7 @@ class BigQueryService:
         return await self._run_upload_job(session["project"], session["job"], path)
 
     async def _run_upload_job(self, project: str, metadata: dict, path: Path) -> Response:
-        if "load" not in (metadata.get("configuration") or {}):
+        if not isinstance(metadata, dict) or "load" not in (metadata.get("configuration") or {}):
             path.unlink(missing_ok=True)
             raise bad_request("An upload must carry a load job (configuration.load)")
         try:
@@ -532,6 +572,9 @@ class BigQueryService:
         except QueryError as error:
             path.unlink(missing_ok=True)
             raise api_error(error) from error
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
         return _json(job)
 
 
@@ -542,13 +585,6 @@ def _table(params: dict) -> TableName:
 
 def _reference(name: TableName) -> dict:
     return {"projectId": name.project, "datasetId": name.dataset, "tableId": name.table}
-
-
-def _check_id(value: str, field: str, pattern: re.Pattern[str]) -> None:
-    if not pattern.match(value or ""):
-        raise bad_request(
-            f"Invalid {field} {value!r}: use letters, digits and underscores (max 1024)"
-        )
 
 
 def _safe_id(value: str) -> str:
@@ -566,6 +602,11 @@ def _int_param(query: dict, key: str, default: int) -> int:
     if value < 0:
         raise bad_request(f"{key} must be a non-negative integer, got {raw!r}")
     return value
+
+
+def _list_param(query: dict, key: str) -> list[str]:
+    value = query.get(key)
+    return [value] if isinstance(value, str) and value else []
 
 
 def _offset(query: dict) -> int:

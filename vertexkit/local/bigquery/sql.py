@@ -17,6 +17,8 @@ import sqlglot
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import ParseError, UnsupportedError
 
+from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS
+
 NUMERIC_TYPE = "DECIMAL(38, 9)"
 # DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
 BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
@@ -27,6 +29,8 @@ BIGQUERY_ONLY_CALL = re.compile(
     r"\b(?:(?:ML|AI|KEYS|AEAD)\.[A-Z_]+|VECTOR_SEARCH|EXTERNAL_QUERY)\s*\(", re.IGNORECASE
 )
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
+# A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
+CALL_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 class QueryError(Exception):
@@ -91,6 +95,7 @@ def translate(
         raise QueryError("Multi-statement scripts are unsupported by the local BigQuery")
     statement = statements[0]
     _refuse_unsupported(statement)
+    _refuse_unknown_functions(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
     cte_names = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
     target_node = _target_node(statement)
@@ -116,7 +121,13 @@ def translate(
         translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as error:
         raise QueryError(f"{_first_line(error)}: unsupported by the local BigQuery") from error
+    except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
+        raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _no_matching_signature(node: exp.Func) -> QueryError:
+    return QueryError(f"No matching signature for function {node.sql_name()}")
 
 
 def _first_line(error: Exception) -> str:
@@ -128,8 +139,9 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         statement,
         (exp.Query, exp.Create, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Drop),
     ):
-        kind = type(statement).__name__.upper()
-        raise QueryError(f"Statement {kind} is unsupported by the local BigQuery")
+        # The statement's first word as written (PRAGMA, SET, COPY, LOAD, INSTALL, ...).
+        kind = (statement.sql(dialect="bigquery").split() or ["EMPTY"])[0].upper()
+        raise QueryError(f"Statement {kind} is not supported by the local BigQuery")
     if isinstance(statement, exp.Create):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
@@ -141,10 +153,37 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
     for table in statement.find_all(exp.Table):
         if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
             raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
-    text = statement.sql(dialect="bigquery")
+    try:
+        text = statement.sql(dialect="bigquery")
+    except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
+        raise QueryError(f"No matching signature for a function call: {error!r}") from error
     match = BIGQUERY_ONLY_CALL.search(text)
     if match:
         raise QueryError(f"{match.group(0).rstrip('(')} is unsupported by the local BigQuery")
+
+
+def _refuse_unknown_functions(statement: exp.Expression) -> None:
+    """Every call must be a GoogleSQL function (functions.py), judged on the parsed tree: a
+    DuckDB-only name gets BigQuery's answer for a name it does not know."""
+    for node in statement.find_all(exp.Func):
+        name = _function_name(node)
+        if name and name.upper() not in GOOGLESQL_FUNCTIONS:
+            raise QueryError(f"Function not found: {name}")
+
+
+def _function_name(node: exp.Func) -> str | None:
+    """The name a call has in GoogleSQL: as written for a function sqlglot does not know,
+    else as sqlglot writes its node back in the BigQuery dialect (IFNULL -> COALESCE, ...)."""
+    if isinstance(node, exp.Anonymous):
+        return node.name
+    if isinstance(node, exp.SafeFunc):  # SAFE.f(...): f is checked as its own node
+        return None
+    try:
+        text = node.sql(dialect="bigquery")
+    except Exception as error:  # sqlglot cannot write a call with the wrong arguments back
+        raise _no_matching_signature(node) from error
+    match = CALL_HEAD.match(text)
+    return match.group(1) if match else None
 
 
 def _statement_type(statement: exp.Expression) -> str:

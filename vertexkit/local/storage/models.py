@@ -15,12 +15,12 @@ so no reader ever sees a half-written object. Folder placeholders (zero-byte nam
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mimetypes
 import os
 import re
 import shutil
-import sqlite3
 import stat
 import threading
 import time
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request, conflict, not_found
+from vertexkit.local.state import open_state_database
 from vertexkit.local.storage.hashing import Hasher, copy_hashed, hash_file
 from vertexkit.local.storage.names import check_bucket_name, check_object_name, is_folder_name
 
@@ -52,6 +53,8 @@ WRITABLE_FIELDS = (
     "storageClass",
 )
 MAX_COMPOSE_SOURCES = 32
+SCHEMA_VERSION = 1
+RESUMABLE_SESSION_NS = 7 * 24 * 3600 * 10**9  # a resumable upload session lives one week
 
 
 @dataclass(frozen=True)
@@ -140,9 +143,9 @@ class ObjectStore:
         self.uploads.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._hashers: dict[str, Hasher] = {}  # running hashes of resumable sessions
-        self._db = sqlite3.connect(home / META_DB, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        # Checked whole before use: a damaged or emptied sidecar stops the start (StateError).
+        self._db = open_state_database(home / META_DB, _SCHEMA, SCHEMA_VERSION, kind="storage")
+        self.clean_uploads()
 
     def close(self) -> None:
         with self._lock:
@@ -162,7 +165,33 @@ class ObjectStore:
         return path
 
     def temp_file(self) -> Path:
-        return self.uploads / f"tmp-{uuid.uuid4().hex}"
+        """A temp file named after this process, so a later start knows it was left behind."""
+        return self.uploads / f"tmp-{os.getpid()}-{uuid.uuid4().hex}"
+
+    @contextlib.contextmanager
+    def filling_temp(self, temp: Path | None = None) -> Iterator[Path]:
+        """A temp file being written; removed if the writing fails (a full disk, a read error)
+        so nothing half-written stays behind. `commit` takes over a complete one."""
+        temp = temp or self.temp_file()
+        try:
+            yield temp
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+
+    def clean_uploads(self) -> None:
+        """Removes what interrupted uploads left: temp files of processes that are gone,
+        resumable session files without a session, and sessions past their week (GCS's)."""
+        for temp in self.uploads.glob("tmp-*"):
+            if not _writer_alive(temp.name):
+                temp.unlink(missing_ok=True)
+        expired = time.time_ns() - RESUMABLE_SESSION_NS
+        with self._lock:
+            self._db.execute("DELETE FROM uploads WHERE created_ns < ?", (expired,))
+            sessions = {row[0] for row in self._db.execute("SELECT id FROM uploads")}
+        for part in self.uploads.glob("session-*"):
+            if part.name.removeprefix("session-") not in sessions:
+                part.unlink(missing_ok=True)
 
     # -- buckets -----------------------------------------------------------------------------
     def bucket_exists(self, bucket: str) -> bool:
@@ -400,17 +429,17 @@ class ObjectStore:
         self, bucket: str, name: str, data: bytes, content_type: str | None = None,
         fields: dict[str, Any] | None = None, preconditions: Preconditions = Preconditions(),
     ) -> ObjectRecord:  # fmt: skip
-        temp = self.temp_file()
         hasher = Hasher()
         hasher.update(data)
-        temp.write_bytes(data)
+        with self.filling_temp() as temp:
+            temp.write_bytes(data)
         return self.commit(temp, hasher, bucket, name, content_type, fields or {}, preconditions)
 
     def write_file(
         self, bucket: str, name: str, source: Path, content_type: str | None = None
     ) -> ObjectRecord:
-        temp = self.temp_file()
-        hasher = copy_hashed(source, temp)
+        with self.filling_temp() as temp:
+            hasher = copy_hashed(source, temp)
         return self.commit(temp, hasher, bucket, name, content_type, {})
 
     def patch(
@@ -481,7 +510,8 @@ class ObjectStore:
             temp.touch()
             return self.commit(temp, EMPTY, bucket, name, content_type, fields, preconditions)
         src_path = self.object_path(source.bucket, source.name)
-        shutil.copyfile(src_path, temp)
+        with self.filling_temp(temp):
+            shutil.copyfile(src_path, temp)
         st = os.stat(src_path)
         if (st.st_size, st.st_mtime_ns, st.st_ino) == source.file_key and source.md5:
             hasher = _known_hashes(source)
@@ -502,9 +532,8 @@ class ObjectStore:
                 f"sourceObjects must list 1 to {MAX_COMPOSE_SOURCES} objects; got {len(sources)}."
             )
         records = [self._compose_source(bucket, source) for source in sources]
-        temp = self.temp_file()
         hasher = Hasher()
-        with open(temp, "wb") as out:
+        with self.filling_temp() as temp, open(temp, "wb") as out:
             for record in records:
                 if not record.is_folder:
                     with open(self.object_path(bucket, record.name), "rb") as stream:
@@ -728,6 +757,21 @@ CREATE TABLE IF NOT EXISTS uploads (
     id TEXT PRIMARY KEY, bucket TEXT NOT NULL, name TEXT NOT NULL, content_type TEXT,
     fields TEXT NOT NULL, preconditions TEXT NOT NULL, total INTEGER, created_ns INTEGER NOT NULL);
 """
+
+
+def _writer_alive(temp_name: str) -> bool:
+    """Whether the process that named the temp file `tmp-PID-...` still runs (a reused pid
+    keeps the file until a later start: harmless)."""
+    pid = temp_name.split("-")[1]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _is_regular(st: os.stat_result) -> bool:

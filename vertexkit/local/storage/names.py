@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.specs import SpecError, validate_labels
 
 MAX_OBJECT_NAME_BYTES = 1024
 _BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")
@@ -43,6 +45,19 @@ def _bucket_name_problem(name: str) -> str | None:
     except ValueError:
         return None
     return "a bucket name cannot be an IP address"
+
+
+def check_bucket_labels(labels: Any, *, removals: bool) -> None:
+    """Bucket labels follow Google's label rules (keys 1-63 characters starting with a
+    lowercase letter, values 0-63, at most 64); a PATCH may set a key to null to remove it."""
+    if labels is None:
+        return
+    if removals and isinstance(labels, dict):
+        labels = {key: value for key, value in labels.items() if value is not None}
+    try:
+        validate_labels(labels, "labels")
+    except SpecError as exc:
+        raise bad_request(f"Invalid argument: {exc}") from None
 
 
 def check_object_name(name: str, *, allow_folder: bool = True) -> str:

@@ -24,8 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vertexkit.local.errors import ApiError, bad_request, not_found
-from vertexkit.local.storage import responses
+from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
+from vertexkit.local.storage import iam, responses
 from vertexkit.local.storage.hashing import CHUNK, Hasher
 from vertexkit.local.storage.models import (
     WRITABLE_FIELDS,
@@ -34,9 +34,11 @@ from vertexkit.local.storage.models import (
     Preconditions,
     UploadSession,
 )
-from vertexkit.local.storage.names import check_bucket_name, check_object_name
+from vertexkit.local.storage.names import check_bucket_labels, check_bucket_name, check_object_name
+from vertexkit.local.storage.responses import DEFAULT_PROJECT
+from vertexkit.specs import SpecError
+from vertexkit.specs.requests import validate_page_size
 
-DEFAULT_PROJECT = "local-project"
 MAX_LIST_RESULTS = 1000
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -74,10 +76,10 @@ class StorageService:
         if not tail:
             return await self._bucket(request, bucket)
         collection, _, object_part = tail.partition("/")
+        if collection == "iam":
+            return await self._iam(request, bucket, object_part)
         if collection != "o":
-            raise ApiError(
-                501, f"The local Cloud Storage does not serve {collection!r} on buckets."
-            )
+            raise not_served(method, request.url.path)
         if not object_part:
             if method == "GET":
                 return await self._list_objects(request, bucket)
@@ -127,13 +129,14 @@ class StorageService:
             if not isinstance(name, str) or not name:
                 raise bad_request("Bucket resource needs a 'name'.")
             resource = {k: v for k, v in body.items() if k != "name"}
+            check_bucket_labels(resource.get("labels"), removals=False)
             bucket = await run_in_threadpool(self.store.create_bucket, name, project, resource)
             return JSONResponse(responses.bucket_resource(bucket, base))
         prefix = request.query_params.get("prefix", "")
         buckets = await run_in_threadpool(self.store.list_buckets, project, prefix)
         after = responses.decode_page_token(request.query_params.get("pageToken"))
         buckets = [b for b in buckets if after is None or b["name"] > after]
-        limit = _int_query(request, "maxResults") or MAX_LIST_RESULTS
+        limit = _max_results(request)
         body: dict[str, Any] = {"kind": "storage#buckets"}
         if buckets[:limit]:
             body["items"] = [responses.bucket_resource(b, base) for b in buckets[:limit]]
@@ -148,6 +151,7 @@ class StorageService:
             return JSONResponse(responses.bucket_resource(found, base))
         if request.method in ("PATCH", "PUT"):
             changes = {k: v for k, v in (await _json_body(request)).items() if k != "name"}
+            check_bucket_labels(changes.get("labels"), removals=request.method == "PATCH")
             metageneration = _int_query(request, "ifMetagenerationMatch")
             patched = await run_in_threadpool(
                 self.store.patch_bucket, bucket, changes, metageneration
@@ -158,10 +162,26 @@ class StorageService:
             return Response(status_code=204)
         raise ApiError(405, f"{request.method} is not supported on a bucket.")
 
+    async def _iam(self, request: Request, bucket: str, verb: str) -> Response:
+        """Bucket IAM as the SDK's staging-bucket checks call it: the project owns the bucket,
+        and the caller (the only user of this machine) holds every permission it asks about."""
+        found = await run_in_threadpool(self.store.get_bucket, bucket)
+        if request.method == "GET" and verb == "testPermissions":
+            return JSONResponse(iam.granted(request.query_params.getlist("permissions")))
+        if request.method == "GET" and not verb:
+            return JSONResponse(iam.policy_of(found))
+        if request.method == "PUT" and not verb:
+            policy = iam.checked_policy(await _json_body(request))
+            patched = await run_in_threadpool(
+                self.store.patch_bucket, bucket, {iam.STORED_KEY: policy}, None
+            )
+            return JSONResponse(iam.policy_of(patched))
+        raise not_served(request.method, request.url.path)
+
     # -- objects -----------------------------------------------------------------------------
     async def _list_objects(self, request: Request, bucket: str) -> Response:
         query = request.query_params
-        max_results = min(_int_query(request, "maxResults") or MAX_LIST_RESULTS, MAX_LIST_RESULTS)
+        max_results = _max_results(request)
         listing = await run_in_threadpool(
             self.store.list,
             bucket,
@@ -459,6 +479,15 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise bad_request("The request body must be a JSON object.")
     return body
+
+
+def _max_results(request: Request) -> int:
+    """`maxResults`: unset or 0 is the default page, at most MAX_LIST_RESULTS; negative is a 400."""
+    try:
+        size = validate_page_size(request.query_params.get("maxResults"), "maxResults")
+    except SpecError as exc:
+        raise bad_request(f"Invalid argument: {exc}") from None
+    return min(size or MAX_LIST_RESULTS, MAX_LIST_RESULTS)
 
 
 def _int_query(request: Request, name: str) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vertexkit.local.processes import ProcessGroups
 from vertexkit.local.vertex.operations import Operations
 from vertexkit.local.vertex.store import ResourceStore
 
@@ -21,6 +22,9 @@ class VertexBackend:
         home.mkdir(parents=True, exist_ok=True)
         self.store = ResourceStore(home / "vertex.sqlite")
         self.operations = Operations(self.store)
+        # Every process a job or deployment starts; groups a killed local cloud left are ended.
+        self.processes = ProcessGroups(self.store)
+        self.processes.end_leftovers()
         self.storage = storage
         self.cloud = cloud
 

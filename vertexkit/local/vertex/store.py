@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.errors import not_found
+from vertexkit.local.processes import GroupRecord
+from vertexkit.local.state import open_state_database
 
 Resource = dict[str, Any]
 
@@ -26,21 +27,23 @@ def now_rfc3339() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    name TEXT PRIMARY KEY, collection TEXT NOT NULL, parent TEXT NOT NULL,
+    body TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS by_collection ON resources (collection, parent, seq);
+CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INT);
+CREATE TABLE IF NOT EXISTS processes (
+    pgid INTEGER PRIMARY KEY, leader TEXT NOT NULL, cloud TEXT NOT NULL, owner TEXT NOT NULL);
+"""
+
+
 class ResourceStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # Checked whole before use: a damaged or emptied file stops the start (StateError).
+        self._db = open_state_database(path, SCHEMA, SCHEMA_VERSION, kind="vertex")
         self._lock = threading.RLock()
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS resources ("
-            " name TEXT PRIMARY KEY, collection TEXT NOT NULL, parent TEXT NOT NULL,"
-            " body TEXT NOT NULL, seq INTEGER NOT NULL)"
-        )
-        self._db.execute(
-            "CREATE INDEX IF NOT EXISTS by_collection ON resources (collection, parent, seq)"
-        )
-        self._db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INT)")
 
     def close(self) -> None:
         with self._lock:
@@ -111,6 +114,23 @@ class ResourceStore:
 
     def iter_all(self, collection: str) -> Iterator[Resource]:
         yield from self.list(collection)
+
+    # -- process groups the local cloud started (see vertexkit/local/processes.py) ---------------
+    def record_process(self, record: GroupRecord) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?)",
+                (record.pgid, record.leader, record.cloud, record.owner),
+            )
+
+    def forget_process(self, pgid: int) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM processes WHERE pgid=?", (pgid,))
+
+    def recorded_processes(self) -> list[GroupRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT pgid, leader, cloud, owner FROM processes").fetchall()
+        return [GroupRecord(*row) for row in rows]
 
 
 def page(items: list[Resource], query: dict[str, str], key: str) -> Resource:

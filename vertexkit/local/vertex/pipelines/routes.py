@@ -14,6 +14,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from vertexkit.local.errors import ApiError, bad_request, conflict
+from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models, responses
@@ -21,7 +22,14 @@ from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.specs import SpecError
 from vertexkit.specs.cron import Cron, CronError
+from vertexkit.specs.requests import (
+    validate_list_query,
+    validate_metadata,
+    validate_parameter_values,
+    validate_parent,
+)
 
 LOCATION = "projects/{project}/locations/{location}"
 JOBS = LOCATION + "/pipelineJobs"
@@ -90,13 +98,17 @@ class PipelinesArea:
 
     # -- pipeline jobs ---------------------------------------------------------------------------
     def create_job(self, request: VertexRequest) -> Resource:
+        spec_checked(validate_parent, request.params["project"], request.params["location"])
         job_id = request.query.get("pipelineJobId") or ""
         return responses.public(self.submit_job(request.parent, request.body, job_id))
 
     def submit_job(
         self, parent: str, body: dict[str, Any], job_id: str, schedule_name: str | None = None
     ) -> Resource:
-        """Validates, stores (QUEUED) and starts a pipeline job; the one path for every job."""
+        """Validates, stores (QUEUED) and starts a pipeline job; the one path for every job.
+
+        Everything is checked before the record or the root bucket exists, so a refused job
+        leaves nothing behind (no QUEUED record that never runs)."""
         body = protos.normalize(aiplatform_v1.PipelineJob, body)
         root_uri = validate_pipeline_job(body)
         pipeline_name = body["pipelineSpec"]["pipelineInfo"]["name"]
@@ -111,10 +123,9 @@ class PipelinesArea:
         body.setdefault("displayName", pipeline_name)
         if schedule_name:
             body["scheduleName"] = schedule_name
+        self.backend.storage.ensure_bucket(root_uri.removeprefix("gs://").split("/", 1)[0])
         job = models.new_pipeline_job(name, body)
         self.store.insert(models.PIPELINE_JOBS, name, job)
-        bucket = root_uri.removeprefix("gs://").split("/", 1)[0]
-        self.backend.storage.ensure_bucket(bucket)
         job_root = self.backend.storage.gs_uri_to_path(
             f"{root_uri.rstrip('/')}/{parent.split('/')[1]}/{job_id}"
         )
@@ -135,7 +146,7 @@ class PipelinesArea:
         ]
         jobs = models.order(jobs, request.query.get("orderBy") or "create_time desc")
         items = [responses.pipeline_job_list_item(job) for job in jobs]
-        return page(items, request.query, "pipelineJobs")
+        return checked_page(items, request.query, "pipelineJobs")
 
     def cancel_job(self, request: VertexRequest) -> Resource:
         name = request.path.rsplit(":", 1)[0]
@@ -190,6 +201,7 @@ class PipelinesArea:
 
     # -- schedules -------------------------------------------------------------------------------
     def create_schedule(self, request: VertexRequest) -> Resource:
+        spec_checked(validate_parent, request.params["project"], request.params["location"])
         body = protos.normalize(aiplatform_v1.Schedule, request.body)
         validate_schedule(body, now=self.scheduler.clock())
         name = f"{request.parent}/schedules/{self.store.new_id()}"
@@ -221,7 +233,7 @@ class PipelinesArea:
             if models.matches(schedule, terms)
         ]
         items = models.order(items, request.query.get("orderBy") or "create_time desc")
-        return page(items, request.query, "schedules")
+        return checked_page(items, request.query, "schedules")
 
     def update_schedule(self, request: VertexRequest) -> Resource:
         mask = [_camel(p.strip()) for p in request.query.get("updateMask", "").split(",") if p]
@@ -322,6 +334,7 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
         raise bad_request(f"{field}.pipelineSpec.pipelineInfo.name is required")
     if not spec.get("root", {}).get("dag"):
         raise bad_request(f"{field}.pipelineSpec.root.dag is required: is this a pipeline spec?")
+    spec_checked(validate_metadata, job, field, display_name_required=False)
     runtime = job.get("runtimeConfig", {})
     root = runtime.get("gcsOutputDirectory") or spec.get("defaultPipelineRoot") or ""
     if not root:
@@ -330,36 +343,39 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
         )
     if not root.startswith("gs://") or len(root) <= len("gs://"):
         raise bad_request(f"{field}.runtimeConfig.gcsOutputDirectory must be gs://BUCKET/PATH")
-    _validate_parameters(spec, runtime.get("parameterValues") or {}, field)
+    _validate_root_bucket(root, f"{field}.runtimeConfig.gcsOutputDirectory")
+    spec_checked(
+        validate_parameter_values,
+        spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {}),
+        runtime.get("parameterValues") or {},
+        f"{field}.runtimeConfig.parameterValues",
+    )
     return root
 
 
-def _validate_parameters(spec: Resource, values: dict[str, Any], field: str) -> None:
-    declared = spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {})
-    unknown = sorted(set(values) - set(declared))
-    if unknown:
-        raise bad_request(
-            f"{field}.runtimeConfig.parameterValues: unknown parameter(s) {', '.join(unknown)}; "
-            f"the pipeline takes: {', '.join(sorted(declared)) or 'none'}"
-        )
-    missing = sorted(
-        name
-        for name, definition in declared.items()
-        if name not in values
-        and "defaultValue" not in definition
-        and not definition.get("isOptional")
-    )
-    if missing:
-        raise bad_request(
-            f"{field}.runtimeConfig.parameterValues: missing required parameter(s) "
-            + ", ".join(missing)
-        )
+def _validate_root_bucket(root: str, field: str) -> None:
+    try:
+        check_bucket_name(root.removeprefix("gs://").split("/", 1)[0])
+    except ApiError as exc:
+        raise bad_request(f"{field}: {exc.message}") from None
+
+
+def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:
+    """Runs a `vertexkit.specs` rule; its SpecError becomes a 400 naming the field."""
+    try:
+        check(*args, **kwargs)
+    except SpecError as exc:
+        raise bad_request(str(exc)) from None
+
+
+def checked_page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
+    spec_checked(validate_list_query, query)
+    return page(items, query, key)
 
 
 def validate_schedule(schedule: Resource, now: datetime, creating: bool = True) -> None:
     """Every refusal before a schedule is stored: each message names the field."""
-    if not schedule.get("displayName"):
-        raise bad_request("schedule.displayName is required")
+    spec_checked(validate_metadata, schedule, "schedule")
     if "createNotebookExecutionJobRequest" in schedule:
         raise bad_request(
             "schedule.createNotebookExecutionJobRequest: the local cloud schedules pipeline "

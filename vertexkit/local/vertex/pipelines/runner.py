@@ -7,10 +7,7 @@ the driver's log. A watcher thread per job tails the events into the stored job,
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.process_env import process_env
+from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
@@ -32,7 +30,7 @@ class PipelineRunner:
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.jobs_home = backend.home / "pipelineJobs"
-        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._processes: dict[str, Group] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -109,18 +107,19 @@ class PipelineRunner:
         if self.backend.store.get(name)["state"] == models.CANCELLING:  # cancelled mid-spawn
             self._kill(name)
         follower = _EventFollower(self.backend, name, job_dir / EVENTS_FILE)
-        while process.poll() is None:
+        while process.returncode() is None:
             follower.apply_new_events()
             time.sleep(POLL_SECONDS)
         follower.apply_new_events()
+        returncode = process.end(KILL_GRACE_SECONDS)  # task processes the driver left behind
         with self._lock:
             self._processes.pop(name, None)
-        if self._closing.is_set() and process.returncode != 0:
+        if self._closing.is_set() and returncode != 0:
             self.backend.store.mutate(name, _mark_stopped_unless_done)
         else:
-            self.backend.store.mutate(name, lambda job: follower.finish(job, process.returncode))
+            self.backend.store.mutate(name, lambda job: follower.finish(job, returncode))
 
-    def _spawn(self, name: str, job_dir: Path) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, job_dir: Path) -> Group:
         def launch(job: Resource) -> None:
             if job["state"] == models.QUEUED:
                 models.set_state(job, models.PENDING)
@@ -128,13 +127,14 @@ class PipelineRunner:
         self.backend.store.mutate(name, launch)
         env = process_env(self.backend.cloud.env(), {"PYTHONUNBUFFERED": "1"})
         with (job_dir / "driver.log").open("ab") as log:
-            process = subprocess.Popen(
+            # Its own process group (the task processes join it): cancel ends them all.
+            process = self.backend.processes.spawn(
                 [sys.executable, "-m", "vertexkit.local.vertex.pipelines.driver", str(job_dir)],
+                name,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: cancel kills the task processes
             )
         with self._lock:
             self._processes[name] = process
@@ -143,15 +143,8 @@ class PipelineRunner:
     def _kill(self, name: str) -> None:
         with self._lock:
             process = self._processes.get(name)
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        if process is not None:
+            process.end(KILL_GRACE_SECONDS)
 
 
 class _EventFollower:

@@ -25,7 +25,7 @@ from vertexkit.local.errors import bad_request, conflict, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
-from vertexkit.local.vertex.registry.models import ModelRegistry, failed_precondition
+from vertexkit.local.vertex.registry.models import ModelRegistry, failed_precondition, spec_checked
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
     Predictor,
@@ -36,6 +36,7 @@ from vertexkit.local.vertex.registry.serving import (
     runnable_command,
 )
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
+from vertexkit.specs.requests import validate_metadata, validate_update
 
 MAX_PREDICT_BYTES = 1_572_864  # 1.5 MB, Vertex's online prediction request limit
 ENDPOINT_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -91,8 +92,7 @@ class EndpointRegistry:
     # -- create / list / delete / update -------------------------------------------------------
     def create(self, location: str, endpoint_id: str | None, body: dict[str, Any]) -> Resource:
         endpoint = to_dict(parse(aiplatform_v1.Endpoint, body))
-        if not endpoint.get("displayName"):
-            raise bad_request("endpoint.display_name is required.")
+        spec_checked(validate_metadata, endpoint, "endpoint")
         if endpoint.get("trafficSplit") or endpoint.get("deployedModels"):
             raise bad_request("A new endpoint has no deployed models: omit traffic_split.")
         if endpoint_id and not ENDPOINT_ID.match(endpoint_id):
@@ -135,6 +135,7 @@ class EndpointRegistry:
                     f"update_mask path {path!r} cannot be updated; allowed: "
                     f"{sorted(UPDATABLE_FIELDS.values())}."
                 )
+        spec_checked(validate_update, patch, {camel[p] for p in paths}, "endpoint")
         with self.lock:
             endpoint = self.get(name)
             if "traffic_split" in paths or "trafficSplit" in paths:
@@ -156,6 +157,7 @@ class EndpointRegistry:
         """deployModel: validates everything, starts the model server, then records it."""
         request = parse(aiplatform_v1.DeployModelRequest, body)
         deployed = to_dict(request.deployed_model)
+        spec_checked(validate_metadata, deployed, "deployedModel", display_name_required=False)
         split = dict(request.traffic_split)
         with self._endpoint_lock(name):
             endpoint = self.get(name)
@@ -366,6 +368,7 @@ class EndpointRegistry:
             spec,
             self._container_env(endpoint_name, deployed, version),
             self.backend.home / "serving" / f"{deployed['id']}.log",
+            groups=self.backend.processes,
         )
         server.start()
         return server

@@ -12,9 +12,10 @@ import threading
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.registry import responses
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
-from vertexkit.local.vertex.registry.models import ModelRegistry
+from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
+from vertexkit.specs.requests import validate_list_query, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
 MODELS = LOCATION + "/models"
@@ -51,6 +52,17 @@ def register(router: VertexRouter, backend: VertexBackend) -> RegistryArea:
     return area
 
 
+def checked_page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
+    spec_checked(validate_list_query, query)
+    return page(items, query, key)
+
+
+def checked_parent(request: VertexRequest) -> str:
+    """The request's `projects/P/locations/L`, refused unless L is a Vertex AI region."""
+    spec_checked(validate_parent, request.params["project"], request.params["location"])
+    return request.parent
+
+
 def _model_param(request: VertexRequest) -> str:
     return request.params["model"]
 
@@ -58,7 +70,7 @@ def _model_param(request: VertexRequest) -> str:
 def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     @router.route("POST", MODELS + ":upload")
     def upload(request: VertexRequest) -> Resource:
-        return models.upload(request.parent, request.body)
+        return models.upload(checked_parent(request), request.body)
 
     @router.route("GET", MODEL)
     def get_model(request: VertexRequest) -> Resource:
@@ -68,14 +80,14 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     @router.route("GET", MODELS)
     def list_models(request: VertexRequest) -> Resource:
         found = models.list_models(request.parent, request.query.get("filter"))
-        return page(found, request.query, "models")
+        return checked_page(found, request.query, "models")
 
     @router.route("GET", MODEL + ":listVersions")
     def list_versions(request: VertexRequest) -> Resource:
         found = models.list_versions(
             request.parent, _model_param(request), request.query.get("filter")
         )
-        return page(found, request.query, "models")
+        return checked_page(found, request.query, "models")
 
     @router.route("POST", MODEL + ":mergeVersionAliases")
     def merge_aliases(request: VertexRequest) -> Resource:
@@ -107,7 +119,7 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     @router.route("GET", EVALUATIONS)
     def list_evaluations(request: VertexRequest) -> Resource:
         found = models.list_evaluations(request.parent, _model_param(request))
-        return page(found, request.query, "modelEvaluations")
+        return checked_page(found, request.query, "modelEvaluations")
 
 
 def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
@@ -118,7 +130,8 @@ def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
 
     @router.route("POST", ENDPOINTS)
     def create_endpoint(request: VertexRequest) -> Resource:
-        return endpoints.create(request.parent, request.query.get("endpointId"), request.body)
+        endpoint_id = request.query.get("endpointId")
+        return endpoints.create(checked_parent(request), endpoint_id, request.body)
 
     @router.route("GET", ENDPOINT)
     def get_endpoint(request: VertexRequest) -> Resource:
@@ -127,7 +140,7 @@ def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
     @router.route("GET", ENDPOINTS)
     def list_endpoints(request: VertexRequest) -> Resource:
         found = endpoints.list(request.parent, request.query.get("filter"))
-        return page(found, request.query, "endpoints")
+        return checked_page(found, request.query, "endpoints")
 
     @router.route("PATCH", ENDPOINT)
     def update_endpoint(request: VertexRequest) -> Resource:

@@ -27,6 +27,7 @@ from typing import Any
 import urllib3
 
 from vertexkit.local.process_env import process_env
+from vertexkit.local.processes import Group, ProcessGroups
 from vertexkit.local.sockets import exposed_addresses
 
 # The prebuilt images' loading rules live in the runtime, shared with model evaluation.
@@ -39,6 +40,7 @@ from vertexkit.runtime.prebuilt import (  # noqa: F401 (re-exported for the regi
 
 PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 DEFAULT_STARTUP_SECONDS = 120.0
+STOP_GRACE_SECONDS = 5.0
 
 
 # -- custom containers -------------------------------------------------------------------------
@@ -86,6 +88,7 @@ class ContainerServer:
         env: dict[str, str],
         log_path: Path,
         startup_seconds: float = DEFAULT_STARTUP_SECONDS,
+        groups: ProcessGroups | None = None,
     ) -> None:
         self.spec = container_spec
         self.port = free_port()
@@ -94,7 +97,8 @@ class ContainerServer:
         self.env = {**env, "AIP_HTTP_PORT": str(self.port)}
         self.log_path = log_path
         self.startup_seconds = startup_seconds
-        self.process: subprocess.Popen[bytes] | None = None
+        self.groups = groups or ProcessGroups()
+        self.process: Group | None = None
 
     @property
     def url(self) -> str:
@@ -107,7 +111,10 @@ class ContainerServer:
         command += [expand(arg, env) for arg in self.spec.get("args") or []]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+            # Its own process group (recorded): stop() and a restart after kill -9 end it all.
+            self.process = self.groups.spawn(
+                command, str(self.log_path), env=env, stdout=log, stderr=subprocess.STDOUT
+            )
         self._wait_healthy()
         self._refuse_if_exposed()
 
@@ -129,9 +136,10 @@ class ContainerServer:
         delay = 0.05
         while time.monotonic() < deadline:
             assert self.process is not None
-            if self.process.poll() is not None:
+            if self.process.returncode() is not None:
+                code = self.stop()
                 raise ServingError(
-                    f"The serving container exited with code {self.process.returncode} before "
+                    f"The serving container exited with code {code} before "
                     f"it became healthy; see {self.log_path}.",
                     status=500,
                 )
@@ -157,7 +165,7 @@ class ContainerServer:
 
     def forward(self, body: dict[str, Any]) -> tuple[int, bytes]:
         """POSTs a predict body to the container; returns its status and raw answer."""
-        if self.process is None or self.process.poll() is not None:
+        if self.process is None or self.process.returncode() is not None:
             raise ServingError("The serving container is not running.", status=503)
         response = self._http.request(
             "POST",
@@ -187,14 +195,9 @@ class ContainerServer:
                 status=500,
             ) from exc
 
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+    def stop(self) -> int | None:
+        """Ends the container's whole process group (children too); its exit code."""
+        return self.process.end(STOP_GRACE_SECONDS) if self.process else None
 
 
 # -- the pool of running model servers ---------------------------------------------------------

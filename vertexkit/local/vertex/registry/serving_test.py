@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -10,7 +13,9 @@ import xgboost
 from palmerpenguins import load_penguins
 from sklearn.tree import DecisionTreeClassifier
 
+from vertexkit.local.processes import group_alive
 from vertexkit.local.vertex.registry.serving import (
+    ContainerServer,
     ServingError,
     expand,
     load_prebuilt,
@@ -95,3 +100,20 @@ def test_runnable_command() -> None:
 
 def test_expand_substitutes_known_variables_only() -> None:
     assert expand("--port=$(AIP_HTTP_PORT) $(NOPE)", {"AIP_HTTP_PORT": "9"}) == "--port=9 $(NOPE)"
+
+
+def test_stop_ends_the_container_and_its_children_ignoring_sigterm(tmp_path: Path) -> None:
+    script = Path(__file__).parents[1] / "training/testdata/stubborn_server.py"
+    pids_file = tmp_path / "pids"
+    routes = {"AIP_PREDICT_ROUTE": "/predict", "AIP_HEALTH_ROUTE": "/health"}
+    spec = {"imageUri": "gcr.io/p/server:1", "command": ["python", str(script), str(pids_file)]}
+    server = ContainerServer(spec, routes, tmp_path / "server.log", startup_seconds=30)
+    server.start()
+    pids = [int(pid) for pid in pids_file.read_text().split()]
+    try:
+        assert server.stop() == -signal.SIGTERM
+        assert not group_alive(pids[0])  # the server's group: the child that ignored SIGTERM too
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

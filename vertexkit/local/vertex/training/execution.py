@@ -15,7 +15,7 @@ from typing import Any
 from vertexkit.local.process_env import process_env
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.store import now_rfc3339
-from vertexkit.local.vertex.training import models
+from vertexkit.local.vertex.training import gpus, models
 from vertexkit.local.vertex.training.packages import PackageCache, PackageError
 from vertexkit.local.vertex.training.runner import ClusterPlan, ClusterRun, Outcome, python_argv
 
@@ -56,6 +56,7 @@ class Executor:
         self.backend = backend
         self.root = backend.home / "training"
         self.packages = PackageCache(self.root / "packages", backend)
+        self.gpus = gpus.GpuAllocator(gpus.discover())
         self.controls: dict[str, JobControl] = {}
         self._lock = threading.Lock()
 
@@ -128,6 +129,10 @@ class Executor:
         except PackageError as exc:
             self.finish(name, Outcome(models.FAILED, models.CODE_INVALID_ARGUMENT, str(exc)))
             return
+        lease = self.gpus.acquire(name, spec, control.stop, log)  # PENDING while GPUs are busy
+        if lease is None:
+            self.finish(name, control.outcome())
+            return
         plan = ClusterPlan(
             job_name=name,
             job_spec=spec,
@@ -135,9 +140,13 @@ class Executor:
             log_dir=self.root / job_id,
             base_env=self.base_env(),
             output_dir=(spec.get("baseOutputDirectory") or {}).get("outputUriPrefix"),
+            device_env=lease.env,
         )
-        self.set_state(name, models.RUNNING)
-        outcome = self.cluster_run(plan, spec, control, log).run()
+        try:
+            self.set_state(name, models.RUNNING)
+            outcome = self.cluster_run(plan, spec, control, log).run()
+        finally:
+            self.gpus.release(name)
         log(f"job ended {outcome.state}")
         self.finish(name, outcome)
 
@@ -152,6 +161,7 @@ class Executor:
             timeout=parse_duration(scheduling.get("timeout")),
             restart_on_failure=bool(scheduling.get("restartJobOnWorkerRestart")),
             log=log,
+            groups=self.backend.processes,
         )
 
     def base_env(self) -> dict[str, str]:
@@ -165,7 +175,7 @@ class Executor:
         for pool, pool_spec in enumerate(spec.get("workerPoolSpecs") or []):
             if not int(pool_spec.get("replicaCount") or 0):
                 continue
-            note_machine(pool, pool_spec, log)
+            note_machine(pool, pool_spec, log, self.gpus.inventory)
             pool_argv[pool] = self.pool_argv(pool, pool_spec, log)
         return pool_argv
 
@@ -196,14 +206,21 @@ class Executor:
         return [str(python), "-m", package["pythonModule"], *(package.get("args") or [])]
 
 
-def note_machine(pool: int, pool_spec: dict[str, Any], log: JobLog) -> None:
+def note_machine(
+    pool: int, pool_spec: dict[str, Any], log: JobLog, inventory: tuple[gpus.Gpu, ...] = ()
+) -> None:
+    """One line where this machine differs from the one asked for (no GPU, another GPU)."""
     machine = pool_spec.get("machineSpec") or {}
     accelerator = machine.get("acceleratorType")
-    if accelerator and accelerator != "ACCELERATOR_TYPE_UNSPECIFIED":
-        log(
-            f"workerpool{pool}: {machine.get('acceleratorCount', 1)} x {accelerator} requested; "
-            "no accelerators here: running on CPU."
-        )
+    if not accelerator or accelerator == "ACCELERATOR_TYPE_UNSPECIFIED":
+        return
+    asked = f"workerpool{pool}: {machine.get('acceleratorCount', 1)} x {accelerator} requested"
+    if not inventory or not gpus.is_gpu(accelerator):
+        log(f"{asked}; no {'TPUs' if inventory else 'accelerators'} here: running on CPU.")
+        return
+    mismatch = gpus.describe_mismatch(accelerator, inventory)
+    if mismatch:
+        log(f"workerpool{pool}: {mismatch}")
 
 
 def from_local_script_package(container: dict[str, Any]) -> dict[str, Any] | None:

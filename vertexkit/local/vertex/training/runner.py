@@ -10,8 +10,6 @@ succeeds when every chief replica (worker pool 0) exits 0; any non-zero exit fai
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vertexkit.local.processes import Group, ProcessGroups
 from vertexkit.local.vertex.training import models
 
 POLL_SECONDS = 0.01
@@ -50,49 +49,38 @@ class Replica:
     argv: list[str]
     env: dict[str, str]
     log_path: Path
-    process: subprocess.Popen[bytes] | None = None
+    group: Group | None = None
 
     @property
     def label(self) -> str:
         return f"workerpool{self.pool}-{self.index}"
 
-    def start(self) -> None:
+    def start(self, groups: ProcessGroups, owner: str) -> None:
+        """Runs the replica as the leader of its own process group: stop() reaches its children."""
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
+            self.group = groups.spawn(
                 self.argv,
+                owner,
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: stop() reaches its children
             )
 
     def returncode(self) -> int | None:
-        return self.process.poll() if self.process else None
+        return self.group.returncode() if self.group else None
 
     def stop(self) -> None:
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        _signal_group(process.pid, signal.SIGTERM)
-        try:
-            process.wait(KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            _signal_group(process.pid, signal.SIGKILL)
-            process.wait()
+        """Ends the replica's whole group, even when the replica itself already exited (its
+        children may live on, or ignore SIGTERM)."""
+        if self.group is not None:
+            self.group.end(KILL_GRACE_SECONDS)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         if not self.log_path.exists():
             return ""
         text = self.log_path.read_text(errors="replace")
         return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 @dataclass
@@ -108,6 +96,8 @@ class ClusterPlan:
     trial_id: str | None = None
     extra_args: list[str] = field(default_factory=list)
     trial_env: dict[str, str] = field(default_factory=dict)  # e.g. the hypertune metric file
+    # (pool, index) -> the replica's device variables (gpus.Lease.env: CUDA_VISIBLE_DEVICES...)
+    device_env: Callable[[int, int], dict[str, str]] | None = None
 
     @property
     def job_id(self) -> str:
@@ -140,6 +130,8 @@ class ClusterPlan:
         }
         env.update({item["name"]: item.get("value", "") for item in container_env})
         env.update(self.vertex_env(pool, index, addresses))
+        if self.device_env:
+            env.update(self.device_env(pool, index))
         return env
 
     def vertex_env(self, pool: int, index: int, addresses: dict[int, list[str]]) -> dict[str, str]:
@@ -210,8 +202,10 @@ class ClusterRun:
         timeout: float | None = None,
         restart_on_failure: bool = False,
         log: Callable[[str], None] = lambda _: None,
+        groups: ProcessGroups | None = None,
     ) -> None:
         self.plan = plan
+        self.groups = groups or ProcessGroups()
         self.stop = stop
         self.stop_reason = stop_reason
         self.timeout = timeout
@@ -235,7 +229,7 @@ class ClusterRun:
 
     def _start_all(self) -> None:
         for replica in self.replicas:
-            replica.start()
+            replica.start(self.groups, self.plan.job_name)
 
     def _stop_all(self) -> None:
         for replica in self.replicas:

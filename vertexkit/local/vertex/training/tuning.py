@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from google.cloud import aiplatform_v1
 from optuna.trial import TrialState
 
+from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.store import now_rfc3339
 from vertexkit.local.vertex.training import models
 from vertexkit.local.vertex.training.execution import Executor, JobControl, JobLog
@@ -218,7 +220,7 @@ class TuningRun:
         self.name = job["name"]
         self.job_id = self.name.rsplit("/", 1)[1]
         self.control = control
-        self.study_spec = job["studySpec"]
+        self.study_spec = protos.with_defaults(aiplatform_v1.StudySpec, job["studySpec"])
         self.trial_spec = job["trialJobSpec"]
         self.dir = executor.root / self.job_id
         self.log = JobLog(self.dir)
@@ -296,12 +298,16 @@ class TuningRun:
         return trial
 
     def run_trial(self, trial: AskedTrial, pool_argv: dict[int, list[str]]) -> tuple[Outcome, str]:
-        outcome = self.executor.cluster_run(
-            self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv),
-            self.trial_spec,
-            self.control,
-            self.log,
-        ).run()
+        owner = f"{self.name}/trials/{trial.trial_id}"  # each trial holds its own GPUs
+        lease = self.executor.gpus.acquire(owner, self.trial_spec, self.control.stop, self.log)
+        if lease is None:
+            return self.control.outcome(), now_rfc3339()
+        plan = self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv)
+        plan.device_env = lease.env
+        try:
+            outcome = self.executor.cluster_run(plan, self.trial_spec, self.control, self.log).run()
+        finally:
+            self.executor.gpus.release(owner)
         return outcome, now_rfc3339()
 
     def trial_plan(

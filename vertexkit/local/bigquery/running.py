@@ -1,0 +1,136 @@
+"""Jobs between jobs.insert and DONE. Each runs in its own thread on its own DuckDB connection,
+so a long query holds no lock that another call waits for, and can be interrupted: by its
+`jobTimeoutMs`, by jobs.cancel, or by the service stopping. Only DONE jobs are stored, so a
+restart never finds one RUNNING."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from vertexkit.local.bigquery.models import TableLocks
+from vertexkit.local.bigquery.sql import QueryError, TableName
+
+
+def timeout_error(timeout_ms: int) -> QueryError:
+    """BigQuery's answer for a job past its jobTimeoutMs."""
+    seconds = f"{timeout_ms / 1000:g}"
+    return QueryError(f"Job execution was cancelled: Job timed out after {seconds} sec", "timeout")
+
+
+def cancelled_error() -> QueryError:
+    return QueryError("Job execution was cancelled: User requested cancellation", "stopped")
+
+
+def shutdown_error() -> QueryError:
+    message = "Job execution was cancelled: the local BigQuery stopped while the job ran"
+    return QueryError(message, "backendError")
+
+
+class RunningJob:
+    def __init__(
+        self,
+        project: str,
+        job: dict[str, Any],
+        cursor: duckdb.DuckDBPyConnection,
+        table_locks: TableLocks,
+    ) -> None:
+        self.project = project
+        self.job = job
+        self.cursor = cursor
+        self.table_locks = table_locks
+        # What jobs.get answers until DONE: a copy, since the job thread keeps editing `job`.
+        self.snapshot = copy.deepcopy(job)
+        self.done = threading.Event()
+        self.stop_error: QueryError | None = None
+        self._finishing = False
+        self._lock = threading.Lock()  # stop() never interrupts a connection finish() closed
+        self._timer: threading.Timer | None = None
+
+    @property
+    def job_id(self) -> str:
+        return str(self.job["jobReference"]["jobId"])
+
+    def resource(self) -> dict[str, Any]:
+        return self.job if self.done.is_set() else self.snapshot
+
+    def stop_after(self, timeout_ms: int) -> None:
+        self._timer = threading.Timer(timeout_ms / 1000, self.stop, [timeout_error(timeout_ms)])
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self, error: QueryError) -> None:
+        """Interrupts the running statement; the job ends DONE with `error` (first one wins)."""
+        with self._lock:
+            if self._finishing or self.stop_error is not None:
+                return
+            self.stop_error = error
+            self.cursor.interrupt()
+
+    def raise_if_stopped(self) -> None:
+        if self.stop_error is not None:
+            raise self.stop_error
+
+    def finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._finishing = True
+        with contextlib.suppress(duckdb.Error):
+            self.cursor.close()
+        self.done.set()
+
+    @contextlib.contextmanager
+    def transaction(self, *writes: TableName | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One job = one transaction: on any error or stop nothing it wrote survives. The
+        tables it `writes` are locked for its length; reads need no lock."""
+        targets = [name for name in writes if name is not None]
+        with self.table_locks.holding(targets, self.raise_if_stopped):
+            self.raise_if_stopped()
+            cur = self.cursor
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+                self.raise_if_stopped()
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+
+class RunningJobs:
+    """The jobs now running, by (project, job id)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, str], RunningJob] = {}
+        self._lock = threading.Lock()
+
+    def add(self, run: RunningJob) -> None:
+        with self._lock:
+            self._jobs[(run.project, run.job_id)] = run
+
+    def remove(self, run: RunningJob) -> None:
+        with self._lock:
+            self._jobs.pop((run.project, run.job_id), None)
+
+    def get(self, project: str, job_id: str) -> RunningJob | None:
+        with self._lock:
+            return self._jobs.get((project, job_id))
+
+    def of_project(self, project: str) -> list[RunningJob]:
+        with self._lock:
+            return [run for (owner, _), run in self._jobs.items() if owner == project]
+
+    def stop_all(self, wait_s: float) -> None:
+        with self._lock:
+            runs = list(self._jobs.values())
+        for run in runs:
+            run.stop(shutdown_error())
+        for run in runs:
+            run.done.wait(wait_s)
