@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from kfp import compiler, dsl
-from kfp.dsl import Model, Output
+from kfp.dsl import Dataset, Input, Model, Output
 
 from vertexkit import runner
 from vertexkit.components import deploy_model, upload_model
@@ -30,14 +30,15 @@ REPO = Path(__file__).resolve().parents[1]
 IMAGE = "python:3.11"  # what a user's component names; locally the task runs in this Python
 
 
-def run_pipeline(pipeline: Any, home: Path, **options: Any) -> runner.FinishedRun:
+def run_pipeline(
+    pipeline: Any, home: Path, params: dict[str, Any] | None = None, **options: Any
+) -> runner.FinishedRun:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "pipeline.yaml"
         compiler.Compiler().compile(pipeline_func=pipeline, package_path=str(path))
         pipeline_yaml = path.read_text()
-    lines: list[str] = []
-    options.setdefault("emit", lines.append)
-    return runner.run_pipeline_job(pipeline.name, {}, pipeline_yaml, home=home, **options)
+    options.setdefault("emit", lambda line: None)
+    return runner.run_pipeline_job(pipeline.name, params or {}, pipeline_yaml, home=home, **options)
 
 
 def tasks(run: runner.FinishedRun) -> dict[str, dict[str, Any]]:
@@ -117,6 +118,32 @@ def test_task_caching_options_are_honoured_and_no_cache_means_every_task(tmp_pat
 def test_integers_inside_list_and_dict_parameters_stay_integers(tmp_path: Path) -> None:
     run = run_pipeline(caching_pipeline, tmp_path)
     assert run.outputs["Output"] == "--n-estimators=20 --learning-rate=0.5"
+
+
+# -- an importer ---------------------------------------------------------------------------------
+@dsl.component(base_image=IMAGE)
+def read_text(data: Input[Dataset]) -> str:
+    with open(data.path) as handle:  # Vertex: /gcs/BUCKET/...; here the local object's file
+        return handle.read()
+
+
+@dsl.pipeline(name="imported")
+def importer_pipeline(uri: str) -> str:
+    imported = dsl.importer(artifact_uri=uri, artifact_class=Dataset, reimport=False)
+    return read_text(data=imported.output).output
+
+
+def test_an_importer_runs_on_a_fresh_home_and_its_gs_uri_reads_through_path(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    seeded = home / "storage" / "local-project-vertexkit-pipelines" / "seed" / "rows.csv"
+    seeded.parent.mkdir(parents=True)
+    seeded.write_text("a,b\n1,2\n")
+    uri = "gs://local-project-vertexkit-pipelines/seed/rows.csv"
+    run = run_pipeline(importer_pipeline, home, {"uri": uri})
+    assert tasks(run)["importer"]["state"] == "SUCCEEDED"  # not SKIPPED (cached)
+    assert run.outputs["Output"] == "a,b\n1,2\n"
 
 
 # -- packages_to_install -------------------------------------------------------------------------
@@ -231,6 +258,31 @@ def test_a_model_written_through_path_is_uploaded_deployed_and_served(tmp_path: 
     assert served == [0, 1]
 
 
+# -- retries -------------------------------------------------------------------------------------
+@dsl.component(base_image=IMAGE)
+def flaky(attempts_file: str) -> int:
+    """Fails on its first attempt, succeeds on its second."""
+    from pathlib import Path
+
+    record = Path(attempts_file)
+    attempts = int(record.read_text()) + 1 if record.exists() else 1
+    record.write_text(str(attempts))
+    if attempts < 2:
+        raise RuntimeError("first attempt fails")
+    return attempts
+
+
+@dsl.pipeline(name="retried")
+def retry_pipeline(attempts_file: str) -> int:
+    return flaky(attempts_file=attempts_file).set_retry(num_retries=2).output
+
+
+def test_a_task_is_retried_by_its_retry_policy(tmp_path: Path) -> None:
+    attempts_file = tmp_path / "attempts"
+    run = run_pipeline(retry_pipeline, tmp_path / "home", {"attempts_file": str(attempts_file)})
+    assert run.outputs["Output"] == 2 and attempts_file.read_text() == "2"
+
+
 # -- a failing task's error ----------------------------------------------------------------------
 @dsl.component(base_image=IMAGE)
 def refuse_empty(rows: int) -> int:
@@ -242,6 +294,24 @@ def refuse_empty(rows: int) -> int:
 @dsl.container_component
 def shell_step():
     return dsl.ContainerSpec(image="alpine:3.20", command=["echo"], args=["hi"])
+
+
+@dsl.pipeline(name="gcpc-custom-job")
+def gcpc_pipeline(project: str, location: str = "us-central1") -> None:
+    from google_cloud_pipeline_components.v1.custom_job import CustomTrainingJobOp
+
+    CustomTrainingJobOp(
+        display_name="gcpc-train",
+        project=project,
+        location=location,
+        worker_pool_specs=[
+            {
+                "machine_spec": {"machine_type": "n1-standard-4"},
+                "replica_count": 1,
+                "container_spec": {"image_uri": "python:3.11", "command": ["true"]},
+            }
+        ],
+    )
 
 
 @dsl.pipeline(name="fails-in-component")
@@ -264,6 +334,9 @@ def container_pipeline() -> None:
             id="component-raises",
         ),
         pytest.param(container_pipeline, "shell-step", "'alpine:3.20'", id="container-component"),
+        pytest.param(
+            gcpc_pipeline, "custom-training-job", "a container component", id="gcpc-operator"
+        ),
     ],
 )
 def test_a_failing_task_names_the_task_and_its_cause(

@@ -148,6 +148,7 @@ def _hook_task_events(events: EventLog, recorder: OutputRecorder) -> None:
 
     def run_and_mark(*args: Any, **kwargs: Any) -> Any:
         local.executed = True
+        task_handler.refuse_unless_lightweight(kwargs["executor_spec"].container)
         return run_single_task(*args, **kwargs)
 
     def import_and_mark(*args: Any, **kwargs: Any) -> Any:

@@ -120,6 +120,17 @@ def is_lightweight(command: list[str]) -> bool:
     return any(KFP_EXECUTOR in part for part in command)
 
 
+def refuse_unless_lightweight(container: Any) -> None:
+    """Refuses a container component before kfp.local resolves its placeholders (it cannot
+    resolve Vertex's own, such as `{{$.pipeline_google_cloud_project_id}}`: an IndexError)."""
+    if not is_lightweight([*container.command, *container.args]):
+        raise TaskRefused(
+            f"image {container.image!r}: a container component; the local runner runs "
+            "lightweight Python components (@dsl.component) only: run this pipeline on "
+            "Vertex AI with --vertex"
+        )
+
+
 def through_task_main(command: list[str], python: str) -> list[str]:
     """The command with kfp's executor started by `task_main` under `python`."""
     program = next(i for i, part in enumerate(command) if KFP_EXECUTOR in part)
@@ -158,11 +169,6 @@ class VertexTaskHandler:
 
         assert _settings is not None, "task_handler.install() was not called"
         command, packages, pip_options = split_install_prelude(self.full_command)
-        if not is_lightweight(command):
-            raise TaskRefused(
-                f"image {self.image!r}: a container component; the local runner runs "
-                "lightweight Python components (@dsl.component) only"
-            )
         python = sys.executable
         if packages:
             python = str(_settings.environments.python_for(packages, pip_options))
