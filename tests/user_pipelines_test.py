@@ -88,7 +88,7 @@ def stamp(tag: str) -> str:
 def flags(config: dict, sizes: list) -> str:
     """The trainer's command-line flags, as a user's component builds them."""
     assert all(isinstance(size, int) for size in sizes), sizes
-    return " ".join(f"--{key.replace('_', '-')}={value}" for key, value in config.items())
+    return " ".join(f"--{key.replace('_', '-')}={value}" for key, value in sorted(config.items()))
 
 
 @dsl.pipeline(name="caching-and-types")
@@ -117,7 +117,7 @@ def test_task_caching_options_are_honoured_and_no_cache_means_every_task(tmp_pat
 
 def test_integers_inside_list_and_dict_parameters_stay_integers(tmp_path: Path) -> None:
     run = run_pipeline(caching_pipeline, tmp_path)
-    assert run.outputs["Output"] == "--n-estimators=20 --learning-rate=0.5"
+    assert run.outputs["Output"] == "--learning-rate=0.5 --n-estimators=20"
 
 
 # -- an importer ---------------------------------------------------------------------------------

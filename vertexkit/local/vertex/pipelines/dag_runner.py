@@ -112,6 +112,8 @@ def _run_body(body: dict[str, Any], common: dict[str, Any]) -> bool:
                     continue
                 running[pool.submit(_run_task, name, spec, common)] = name
             if not running:
+                if pending and not any(_upstream_ended(s, body, ended) for s in pending.values()):
+                    raise RuntimeError(f"tasks {sorted(pending)} wait on each other")
                 continue  # a skip may have made more tasks ready
             done, _ = concurrent.futures.wait(running, return_when="FIRST_COMPLETED")
             for future in done:

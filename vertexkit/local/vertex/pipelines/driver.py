@@ -10,12 +10,19 @@ The seam: both kfp.local orchestrators run every leaf task through
 `kfp.local.orchestrator.task_executor.execute_single_task(task_name, ...)`, and a task that
 really runs (not a cache hit) goes through `task_dispatcher.run_single_task_implementation`.
 Wrapping those two functions gives each task's start, end, status and cache hit without
-parsing kfp's log lines.
+parsing kfp's log lines (an importer always runs: it is never a cache hit). A task is named by
+its display name with its loop indices (`train [1]`), as the progress lines show it.
 
 A finished task's event also carries its outputs the way Vertex reports them in
 `PipelineTaskDetail`: artifacts as `{name: {"artifacts": [{uri, schemaTitle, metadata}]}}`
-(paths under the pipeline root shown as the `gs://` URIs they are on the local Cloud Storage)
 and output parameters as `output:NAME` keys of the task's execution metadata.
+
+What else makes kfp.local run a pipeline the way Vertex does, each in its own module:
+- executor inputs (here): output artifacts get `gs://` URIs under the pipeline root (a bucket of
+  the local Cloud Storage), and whole numbers inside list/struct parameters stay integers;
+- `task_handler`: the task process (packages_to_install in `task_envs`, `.path` of a `gs://`
+  URI through `task_main`, at most `maxParallel` tasks at once, the task's error);
+- `dag_runner`: a DAG's ready tasks and a loop's iterations run at once.
 """
 
 from __future__ import annotations

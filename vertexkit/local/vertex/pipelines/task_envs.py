@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -37,8 +38,24 @@ class TaskEnvironments:
         env_dir = self.root / package_list_key(packages, pip_options)
         with self._lock:
             if not (env_dir / COMPLETE_MARKER).exists():
-                _build(env_dir, packages, pip_options)
+                self._build_in_place(env_dir, packages, pip_options)
         return env_dir / "bin" / "python"
+
+    def _build_in_place(self, env_dir: Path, packages: list[str], pip_options: list[str]) -> None:
+        """Builds beside `env_dir` and renames it there: two pipeline jobs (two processes) that
+        need the same environment never see a half-built one; the second rename loses."""
+        staging = env_dir.with_name(f"{env_dir.name}.building-{os.getpid()}")
+        try:
+            _build(staging, packages, pip_options)
+            if (env_dir / COMPLETE_MARKER).exists():
+                return  # another job built it meanwhile
+            shutil.rmtree(env_dir, ignore_errors=True)  # an unfinished one, never marked complete
+            os.replace(staging, env_dir)
+        except OSError:
+            if not (env_dir / COMPLETE_MARKER).exists():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def package_list_key(packages: list[str], pip_options: list[str]) -> str:

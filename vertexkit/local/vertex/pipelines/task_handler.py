@@ -31,7 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
-from vertexkit.local.vertex.pipelines.task_main import EXECUTOR_ERROR_FILE, GCS_MOUNT_ENV
+from vertexkit.local.vertex.pipelines.task_main import (
+    EXECUTOR_ERROR_FILE,
+    GCS_MOUNT_ENV,
+    executor_output_dir,
+)
 
 KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
 TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
@@ -141,14 +145,6 @@ def through_task_main(command: list[str], python: str) -> list[str]:
     return rewritten
 
 
-def executor_output_dir(command: list[str]) -> Path | None:
-    try:
-        executor_input = json.loads(command[command.index("--executor_input") + 1])
-        return Path(executor_input["outputs"]["outputFile"]).parent
-    except (ValueError, IndexError, KeyError, TypeError):
-        return None
-
-
 class VertexTaskHandler:
     """kfp.local's `ITaskHandler` for lightweight components (see the module doc)."""
 
@@ -173,7 +169,8 @@ class VertexTaskHandler:
         if packages:
             python = str(_settings.environments.python_for(packages, pip_options))
         command = through_task_main(command, python)
-        error_dir = executor_output_dir(command)
+        output_dir = executor_output_dir(command)
+        error_dir = Path(output_dir) if output_dir else None
         if error_dir is not None:
             (error_dir / EXECUTOR_ERROR_FILE).unlink(missing_ok=True)  # a retry starts clean
         returncode, tail = self._run_process(command)
