@@ -35,6 +35,7 @@ class VertexService:
         self._register_areas()
 
     def _register_areas(self) -> None:
+        from vertexkit.local.vertex.datasets.routes import register as register_datasets
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.training.routes import register as register_training
@@ -50,6 +51,7 @@ class VertexService:
             register_pipelines(self.router, self.backend),
             # Training pipelines run on the training executor and upload to the registry.
             register_training_pipelines(self.router, self.backend, training, registry),
+            register_datasets(self.router, self.backend),
         ]
 
     def _register_operations(self) -> None:
