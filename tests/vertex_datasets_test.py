@@ -141,7 +141,7 @@ BAD_DATASETS = {
 
 
 def dataset_client(sdk: CloudContext) -> aiplatform_v1.DatasetServiceClient:
-    return sdk._gapic(aiplatform_v1.DatasetServiceClient)
+    return sdk.dataset_client()
 
 
 def dataset_names(sdk: CloudContext) -> set[str]:
