@@ -12,7 +12,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, not_found
+from vertexkit.local.errors import ApiError, failed_precondition, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
@@ -26,7 +26,6 @@ from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.routes import (
     TrainingArea,
     check_runnable_pools,
-    failed_precondition,
     validated,
 )
 from vertexkit.local.vertex.training.runner import Outcome
