@@ -102,11 +102,25 @@ def action_form(action: str, label: str, token: str, danger: bool = False, **fie
 
 # -- pipeline runs --------------------------------------------------------------------------------
 def runs_list(jobs: list[Resource], schedules: dict[str, str]) -> Markup:
-    rows = [run_row(job, schedules) for job in jobs]
-    headers = ["run", "pipeline", "state", "started", "duration", "schedule"]
-    return layout(
-        "Pipeline runs", "pipelines", table(headers, rows, "No pipeline runs yet.", class_="runs")
+    """The runs, each with a checkbox: Compare sends the checked ones (a GET, nothing changes)."""
+    rows = [[compare_box(job), *run_row(job, schedules)] for job in jobs]
+    headers = ["", "run", "pipeline", "state", "started", "duration", "schedule"]
+    form = el(
+        "form",
+        el("div", el("button", "Compare selected runs", type="submit"), class_="toolbar")
+        if jobs
+        else None,
+        table(headers, rows, "No pipeline runs yet.", class_="runs"),
+        method="get",
+        action=f"{ROOT}/compare",
+        class_="compare-runs",
     )
+    return layout("Pipeline runs", "pipelines", form)
+
+
+def compare_box(job: Resource) -> Markup:
+    label = f"select {job.get('displayName') or runs.job_id(job)} to compare"
+    return el("input", type="checkbox", name="run", value=job["name"], aria_label=label)
 
 
 def run_row(job: Resource, schedules: dict[str, str]) -> list[Any]:
@@ -150,11 +164,17 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
         if runs.is_running(job)
         else None
     )
+    retry = (
+        action_form("retry", "Retry", token, name=job["name"])
+        if job.get("state") in runs.RETRYABLE_STATES
+        else None
+    )
     body = [
         el(
             "div",
             el("span", "state ", badge(job.get("state", "")), id="run-state"),
             cancel,
+            retry,
             class_="toolbar",
         ),
         el(

@@ -69,6 +69,29 @@ def test_running_run_polls_and_offers_cancel_with_its_token(state: str, live: bo
     assert (f'name="csrf_token" value="{TOKEN}"' in html) is live
 
 
+@pytest.mark.parametrize(
+    ("state", "retry"),
+    [
+        pytest.param("PIPELINE_STATE_FAILED", True, id="failed"),
+        pytest.param("PIPELINE_STATE_CANCELLED", True, id="cancelled"),
+        pytest.param("PIPELINE_STATE_SUCCEEDED", False, id="succeeded"),
+        pytest.param("PIPELINE_STATE_RUNNING", False, id="running"),
+    ],
+)
+def test_retry_is_offered_where_vertex_offers_it(state: str, retry: bool) -> None:
+    html = page_for(with_outputs(state))
+    assert ('action="/console/actions/retry"' in html) is retry
+
+
+def test_runs_list_is_a_compare_form_with_a_checkbox_per_run() -> None:
+    html = pages.runs_list([with_outputs("PIPELINE_STATE_SUCCEEDED")], {})
+    assert '<form method="get" action="/console/compare"' in html
+    assert (
+        '<input type="checkbox" name="run" value="projects/p/locations/l/pipelineJobs/run-1"'
+        in html
+    )
+
+
 def test_log_and_values_are_escaped() -> None:
     html = page_for(with_outputs("PIPELINE_STATE_SUCCEEDED"))
     assert "&lt;b&gt;log&lt;/b&gt;" in html and "<b>log</b>" not in html

@@ -26,7 +26,7 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vertexkit.local.console import pages, runs
+from vertexkit.local.console import compare, pages, runs
 from vertexkit.local.console.data import bigquery_page, storage_page
 from vertexkit.local.console.security import (
     ARTIFACT_HEADERS,
@@ -73,6 +73,7 @@ class ConsoleService:
             Route("/console/", self.home),
             Mount("/console/static", StaticFiles(directory=STATIC), name="console-static"),
             Route("/console/pipelines", self.pipelines),
+            Route("/console/compare", self.compare),
             Route("/console/training", self.training),
             Route("/console/models", self.models),
             Route("/console/endpoints", self.endpoints),
@@ -120,6 +121,17 @@ class ConsoleService:
     async def pipelines(self, request: Request) -> Response:
         jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
         return self.respond(request, pages.runs_list(jobs, names))
+
+    async def compare(self, request: Request) -> Response:
+        """Runs side by side: `?run=NAME&run=NAME...` (what the runs list's form sends)."""
+        try:
+            names = compare.checked_run_names(request.query_params.getlist("run"))
+            jobs = [self.store.get(name, "PipelineJob") for name in names]
+        except ValueError as error:
+            return self.respond(request, pages.error_page(400, str(error)), 400)
+        except ApiError as error:
+            return self.respond(request, pages.error_page(error.code, error.message), error.code)
+        return self.respond(request, await run_in_threadpool(compare.compare_page, jobs))
 
     async def training(self, request: Request) -> Response:
         custom = self.store.list(CUSTOM_JOBS)
@@ -299,12 +311,33 @@ class ConsoleService:
         name = str(form.get("name", ""))
         if action == "predict":
             return await self.predict(request, name, str(form.get("instances", "")))
+        if action == "retry":
+            retried = await run_in_threadpool(self.retry, name)
+            return RedirectResponse(pages.resource_url(retried["name"]), status_code=303)
         verbs = {"cancel": ":cancel", "pause": ":pause", "resume": ":resume"}
         if action not in verbs:
-            raise bad_request(f"action: {action!r} is not one of {', '.join([*verbs, 'predict'])}")
+            allowed = ", ".join([*verbs, "predict", "retry"])
+            raise bad_request(f"action: {action!r} is not one of {allowed}")
         await run_in_threadpool(self.call_vertex, name + verbs[action], {})
         back = pages.resource_url(name) if action == "cancel" else "/console/schedules"
         return RedirectResponse(back, status_code=303)
+
+    def retry(self, name: str) -> Resource:
+        """A new run of a failed or cancelled run: its spec and runtime config, created by the
+        REST create route's handler (validated there, before anything is stored)."""
+        job = self.store.get(name, "PipelineJob") if "/pipelineJobs/" in name else None
+        if job is None:
+            raise bad_request(f"name: {name!r} is not a pipeline job.")
+        if job.get("state") not in runs.RETRYABLE_STATES:
+            raise ApiError(
+                400,
+                f"name: {name} is {job.get('state')}; only a run in "
+                f"{' or '.join(sorted(runs.RETRYABLE_STATES))} can be retried.",
+                reason="failedPrecondition",
+                status="FAILED_PRECONDITION",
+            )
+        parent = name.split("/pipelineJobs/", 1)[0]
+        return self.call_vertex(f"{parent}/pipelineJobs", runs.retry_body(job))
 
     def call_vertex(self, path: str, body: Resource) -> Any:
         """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
