@@ -571,10 +571,16 @@ def schedules_list(schedules: list[Resource], token: str) -> Markup:
                 else "",
             ]
         )
+    decisions = el(
+        "p",
+        el("a", "Retraining decisions", href=f"{ROOT}/decisions", id="decisions-link"),
+        ": champion vs challenger over time, from the retraining pipeline's decision table.",
+    )
     return layout(
         "Schedules",
         "schedules",
         table(["schedule", "cron", "state", "next run", "runs", ""], rows, "No schedules yet."),
+        decisions,
     )
 
 

@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from vertexkit.local.console import compare, pages, runs
 from vertexkit.local.console.data import bigquery_page, storage_page
+from vertexkit.local.console.decisions import decisions_page
 from vertexkit.local.console.security import (
     ARTIFACT_HEADERS,
     CSRF_FIELD,
@@ -78,6 +79,7 @@ class ConsoleService:
             Route("/console/models", self.models),
             Route("/console/endpoints", self.endpoints),
             Route("/console/schedules", self.schedules),
+            Route("/console/decisions", self.decisions),
             Route("/console/bigquery", self.bigquery),
             Route("/console/storage", self.storage),
             Route("/console/artifact", self.artifact),
@@ -150,6 +152,12 @@ class ConsoleService:
         return self.respond(
             request, pages.schedules_list(self.store.list(SCHEDULES), self.token(request))
         )
+
+    async def decisions(self, request: Request) -> Response:
+        body, status = await run_in_threadpool(
+            decisions_page, self.cloud, dict(request.query_params)
+        )
+        return self.respond(request, body, status)
 
     async def bigquery(self, request: Request) -> Response:
         body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
