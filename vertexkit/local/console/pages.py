@@ -436,7 +436,11 @@ def endpoint_page(
 
 
 # -- training, tuning, schedules ------------------------------------------------------------------
-def jobs_list(custom: list[Resource], tuning: list[Resource]) -> Markup:
+def jobs_list(
+    custom: list[Resource], tuning: list[Resource], pipelines: Markup | None = None
+) -> Markup:
+    """Custom and tuning jobs; `pipelines` is the training pipelines' section, when given."""
+
     def rows(jobs: list[Resource]) -> list[list[Any]]:
         return [
             [
@@ -456,6 +460,7 @@ def jobs_list(custom: list[Resource], tuning: list[Resource]) -> Markup:
         table(headers, rows(custom), "No custom jobs yet."),
         el("h2", "Hyperparameter tuning jobs"),
         table(headers, rows(tuning), "No tuning jobs yet."),
+        pipelines,
     )
 
 

@@ -26,7 +26,7 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vertexkit.local.console import compare, pages, runs
+from vertexkit.local.console import compare, pages, runs, training_pipelines
 from vertexkit.local.console.data import bigquery_page, storage_page
 from vertexkit.local.console.decisions import decisions_page
 from vertexkit.local.console.security import (
@@ -40,6 +40,7 @@ from vertexkit.local.errors import ApiError, bad_request, not_found
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
+from vertexkit.local.vertex.training_pipelines.models import COLLECTION as TRAINING_PIPELINES
 
 if TYPE_CHECKING:
     from vertexkit.local.server import LocalCloud
@@ -138,7 +139,8 @@ class ConsoleService:
     async def training(self, request: Request) -> Response:
         custom = self.store.list(CUSTOM_JOBS)
         tuning = self.store.list(TUNING_JOBS)
-        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1]))
+        pipelines = training_pipelines.pipelines_section(self.store.list(TRAINING_PIPELINES)[::-1])
+        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1], pipelines))
 
     async def models(self, request: Request) -> Response:
         registry = self.registry().models
@@ -178,6 +180,7 @@ class ConsoleService:
             CUSTOM_JOBS: self.custom_job_page,
             TUNING_JOBS: self.tuning_job_page,
             SCHEDULES: self.schedule_page,
+            TRAINING_PIPELINES: self.training_pipeline_page,
         }.get(collection)
         if handler is None:
             return self.respond(
@@ -269,6 +272,10 @@ class ConsoleService:
         replicas = sorted(job_dir.rglob("workerpool*.log"), key=lambda p: (len(p.parts), p))
         files = [p for p in [job_dir / "job.log", *replicas] if p.is_file()]
         return [(p.relative_to(job_dir).as_posix(), tail(p)) for p in files]
+
+    async def training_pipeline_page(self, request: Request, name: str) -> Response:
+        pipeline = self.store.get(name, "TrainingPipeline")
+        return self.respond(request, training_pipelines.training_pipeline_page(pipeline))
 
     async def schedule_page(self, request: Request, name: str) -> Response:
         schedule = self.store.get(name, "Schedule")
