@@ -131,6 +131,24 @@ def test_model_page_shows_aliases_and_deployments() -> None:
     assert 'href="/console/projects/p/locations/l/endpoints/9"' in html
 
 
+def test_model_page_draws_each_evaluation_confusion_matrix_and_roc_curve() -> None:
+    model = {"name": "projects/p/locations/l/models/m"}
+    evaluation = {
+        "displayName": "vertexkit-classification",
+        "metrics": {
+            "accuracy": 0.9,
+            "confusionMatrix": {"annotationSpecs": [{"displayName": "a"}], "rows": [[3.0]]},
+            "confidenceMetrics": [
+                {"confidenceThreshold": 0.9, "recall": 0.5, "falsePositiveRate": 0.0},
+                {"confidenceThreshold": 0.1, "recall": 1.0, "falsePositiveRate": 0.5},
+            ],
+        },
+    }
+    html = pages.model_page(model, [{"versionId": "1"}], {"1": [evaluation]})
+    assert 'class="chart confusion-matrix"' in html and 'class="chart roc"' in html
+    assert "<td>accuracy</td><td>0.9</td>" in html
+
+
 def test_tuning_page_marks_the_best_trial_for_the_goal() -> None:
     def trial(number: str, value: float) -> dict[str, Any]:
         return {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
@@ -26,7 +27,7 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vertexkit.local.console import compare, pages, runs, training_pipelines
+from vertexkit.local.console import compare, logs, pages, runs, training_pipelines
 from vertexkit.local.console.data import bigquery_page, storage_page
 from vertexkit.local.console.decisions import decisions_page
 from vertexkit.local.console.security import (
@@ -39,6 +40,7 @@ from vertexkit.local.console.security import (
 from vertexkit.local.errors import ApiError, bad_request, not_found
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.training import models as training
 from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
 from vertexkit.local.vertex.training_pipelines.models import COLLECTION as TRAINING_PIPELINES
 
@@ -47,7 +49,6 @@ if TYPE_CHECKING:
 
 STATIC = Path(__file__).parent / "static"
 PREVIEW_BYTES = 4096
-LOG_TAIL_BYTES = 64 * 1024
 MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoint enforces
 Resource = dict[str, Any]
 
@@ -87,6 +88,7 @@ class ConsoleService:
             Route("/console/download", self.download),
             Route("/console/actions/{action}", self.action, methods=["POST"]),
             Route("/console/{name:path}/state.json", self.run_state),
+            Route("/console/{name:path}/logs.json", self.job_log_chunks),
             Route("/console/{name:path}", self.resource),
         ]
 
@@ -255,23 +257,36 @@ class ConsoleService:
 
     async def custom_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "CustomJob")
-        logs = await run_in_threadpool(self.job_logs, name)
-        return self.respond(request, pages.custom_job_page(job, logs))
+        logs = await run_in_threadpool(self.job_logs, name, job)
+        return self.respond(request, pages.custom_job_page(job, logs, logs_url(job)))
 
     async def tuning_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "HyperparameterTuningJob")
-        logs = await run_in_threadpool(self.job_logs, name)
-        return self.respond(request, pages.tuning_job_page(job, logs))
+        logs = await run_in_threadpool(self.job_logs, name, job)
+        return self.respond(request, pages.tuning_job_page(job, logs, logs_url(job)))
 
-    def job_logs(self, name: str) -> list[tuple[str, str]]:
-        """The training runner's logs for a job: job.log, then each replica's (per trial),
-        the last LOG_TAIL_BYTES of each."""
-        job_dir = self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
-        if not job_dir.is_dir():
-            return []
-        replicas = sorted(job_dir.rglob("workerpool*.log"), key=lambda p: (len(p.parts), p))
-        files = [p for p in [job_dir / "job.log", *replicas] if p.is_file()]
-        return [(p.relative_to(job_dir).as_posix(), tail(p)) for p in files]
+    def job_dir(self, name: str) -> Path:
+        return self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
+
+    def job_logs(self, name: str, job: Resource) -> list[logs.Chunk]:
+        """Each log file's last TAIL_BYTES, as the page first shows them."""
+        return logs.new_chunks(self.job_dir(name), {}, running=not training.is_terminal(job))
+
+    async def job_log_chunks(self, request: Request) -> Response:
+        """The log stream's poll: each file's bytes after the offsets the page sends."""
+        name = request.path_params["name"]
+        if name.count("/") != 5 or name.split("/")[4] not in (CUSTOM_JOBS, TUNING_JOBS):
+            raise not_found(f"{name} is not a custom or tuning job.")
+        offsets = logs.parse_offsets(request.query_params.getlist("from"))
+        job = self.store.get(name, "Job")  # its state before its files: no line is lost
+        running = not training.is_terminal(job)
+        chunks = await run_in_threadpool(logs.new_chunks, self.job_dir(name), offsets, running)
+        body = {
+            "state": runs.short_state(job.get("state", "")),
+            "running": running,
+            "logs": [asdict(chunk) for chunk in chunks],
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
     async def training_pipeline_page(self, request: Request, name: str) -> Response:
         pipeline = self.store.get(name, "TrainingPipeline")
@@ -406,10 +421,9 @@ async def read_form(request: Request) -> dict[str, str]:
     }
 
 
-def tail(path: Path) -> str:
-    with path.open("rb") as file:
-        file.seek(max(path.stat().st_size - LOG_TAIL_BYTES, 0))
-        return file.read().decode(errors="replace")
+def logs_url(job: Resource) -> str | None:
+    """Where a running job's page polls for new log lines (None once the job has ended)."""
+    return None if training.is_terminal(job) else pages.resource_url(job["name"]) + "/logs.json"
 
 
 def console_url(base_url: str) -> str:
