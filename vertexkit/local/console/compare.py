@@ -97,11 +97,19 @@ def matrices_table(headers: list[Any], jobs: list[Resource]) -> Markup:
     return comparison_table(headers, rows)
 
 
+def run_header(job: Resource) -> Markup:
+    """The run's name and, beneath it, its id: runs of one pipeline share a display name."""
+    return el(
+        "a",
+        job.get("displayName") or runs.job_id(job),
+        el("br"),
+        el("small", runs.job_id(job)),
+        href=resource_url(job["name"]),
+    )
+
+
 def compare_page(jobs: list[Resource]) -> Markup:
-    headers = [
-        el("a", job.get("displayName") or runs.job_id(job), href=resource_url(job["name"]))
-        for job in jobs
-    ]
+    headers = [run_header(job) for job in jobs]
     summary = [
         ("pipeline", [runs.pipeline_name(j) for j in jobs]),
         ("state", [badge(j.get("state", "")) for j in jobs]),
