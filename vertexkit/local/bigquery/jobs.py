@@ -563,7 +563,14 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
 
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
-    for prefix in ("Binder Error: ", "Parser Error: ", "Catalog Error: ", "Conversion Error: "):
+    for prefix in (
+        "Binder Error: ",
+        "Parser Error: ",
+        "Catalog Error: ",
+        "Conversion Error: ",
+        "Invalid Input Error: ",
+        "Out of Range Error: ",
+    ):
         text = text.replace(prefix, "")
     first = text.splitlines()[0] if text else type(error).__name__
     if "Referenced column" in first and "not found" in first:

@@ -120,6 +120,8 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
         if (params["precision"], params["scale"]) == (38, 18):
             bq_type = "BIGNUMERIC"
         return {"name": name, "type": bq_type, "mode": mode}
+    if str(kind) == '"NULL"':  # an untyped NULL is INT64 in BigQuery
+        return {"name": name, "type": "INTEGER", "mode": mode}
     if str(kind) == "JSON":
         return {"name": name, "type": "JSON", "mode": mode}
     bq_type = DUCKDB_TO_BIGQUERY.get(kind.id)

@@ -17,7 +17,9 @@ import sqlglot
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import ParseError, UnsupportedError
 
-from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS
+from vertexkit.local.bigquery import googlesql
+from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS, NOT_SUPPORTED
+from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
 NUMERIC_TYPE = "DECIMAL(38, 9)"
 # DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
@@ -31,15 +33,6 @@ BIGQUERY_ONLY_CALL = re.compile(
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 # A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
 CALL_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-class QueryError(Exception):
-    """A query BigQuery would reject; `reason` is BigQuery's error reason."""
-
-    def __init__(self, message: str, reason: str = "invalidQuery") -> None:
-        super().__init__(message)
-        self.message = message
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -92,7 +85,7 @@ def translate(
     if not statements:
         raise QueryError("Syntax error: the query is empty")
     if len(statements) > 1:
-        raise QueryError("Multi-statement scripts are unsupported by the local BigQuery")
+        raise not_supported("multi-statement scripts")
     statement = statements[0]
     _refuse_unsupported(statement)
     _refuse_unknown_functions(statement)
@@ -111,6 +104,7 @@ def translate(
         elif name not in translation.read_tables:
             translation.read_tables.append(name)
     _fix_types(statement)
+    googlesql.rewrite(statement)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
         translation.replace = bool(statement.args.get("replace"))
@@ -120,7 +114,7 @@ def translate(
     try:
         translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as error:
-        raise QueryError(f"{_first_line(error)}: unsupported by the local BigQuery") from error
+        raise not_supported(_first_line(error)) from error
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
@@ -141,25 +135,25 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
     ):
         # The statement's first word as written (PRAGMA, SET, COPY, LOAD, INSTALL, ...).
         kind = (statement.sql(dialect="bigquery").split() or ["EMPTY"])[0].upper()
-        raise QueryError(f"Statement {kind} is not supported by the local BigQuery")
+        raise not_supported(f"statement {kind}")
     if isinstance(statement, exp.Create):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
-            raise QueryError(f"CREATE {kind} is unsupported by the local BigQuery")
+            raise not_supported(f"CREATE {kind}")
     if isinstance(statement, exp.Drop):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
-            raise QueryError(f"DROP {kind} is unsupported by the local BigQuery")
+            raise not_supported(f"DROP {kind}")
     for table in statement.find_all(exp.Table):
         if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
-            raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
+            raise not_supported("INFORMATION_SCHEMA")
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     match = BIGQUERY_ONLY_CALL.search(text)
     if match:
-        raise QueryError(f"{match.group(0).rstrip('(')} is unsupported by the local BigQuery")
+        raise not_supported(match.group(0).rstrip("("))
 
 
 def _refuse_unknown_functions(statement: exp.Expression) -> None:
@@ -169,6 +163,8 @@ def _refuse_unknown_functions(statement: exp.Expression) -> None:
         name = _function_name(node)
         if name and name.upper() not in GOOGLESQL_FUNCTIONS:
             raise QueryError(f"Function not found: {name}")
+        if name and name.upper() in NOT_SUPPORTED:
+            raise not_supported(name.upper())
 
 
 def _function_name(node: exp.Func) -> str | None:
@@ -176,7 +172,7 @@ def _function_name(node: exp.Func) -> str | None:
     else as sqlglot writes its node back in the BigQuery dialect (IFNULL -> COALESCE, ...)."""
     if isinstance(node, exp.Anonymous):
         return node.name
-    if isinstance(node, exp.SafeFunc):  # SAFE.f(...): f is checked as its own node
+    if isinstance(node, (exp.SafeFunc, exp.WeekStart)):  # SAFE.f(...): f is its own node
         return None
     try:
         text = node.sql(dialect="bigquery")
@@ -204,7 +200,7 @@ def _target_node(statement: exp.Expression) -> exp.Table | None:
     if isinstance(statement, exp.Drop):
         tables = statement.args.get("tables") or [statement.this]
         if len(tables) != 1:
-            raise QueryError("DROP of several tables at once is unsupported by the local BigQuery")
+            raise not_supported("DROP of several tables at once")
         node = tables[0]
     if isinstance(statement, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
         node = statement.this
