@@ -85,6 +85,14 @@ DATE_AND_TIME_MACROS = {
     # such day of the year are week 0.
     "bq_week(d, first)": "(dayofyear(d) + 6 - ((dayofweek(d) - first + 7) % 7)) // 7",
 }
+JSON_MACROS = {
+    # BigQuery's JSON_TYPE names JSON's own types, not DuckDB's.
+    "bq_json_type(j)": """CASE json_type(j)
+        WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string'
+        WHEN 'BOOLEAN' THEN 'boolean' WHEN 'NULL' THEN 'null'
+        WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
+        WHEN 'HUGEINT' THEN 'number' END""",
+}
 ARRAY_MACROS = {
     "bq_array_at(arr, i, shown)": """CASE WHEN arr IS NULL OR i IS NULL THEN NULL
         WHEN i < 0 THEN error('Array index ' || CAST(shown AS VARCHAR)
@@ -92,14 +100,21 @@ ARRAY_MACROS = {
         WHEN i >= len(arr) THEN error('Array index ' || CAST(shown AS VARCHAR)
             || ' is out of bounds (overflow)')
         ELSE arr[i + 1] END""",
+    # ARRAY_SLICE counts from 0 (negative: from the end, -1 the last); list_slice from 1.
+    "bq_array_slice(arr, s, e)": """list_slice(arr, CASE WHEN s >= 0 THEN s + 1 ELSE s END,
+        CASE WHEN e >= 0 THEN e + 1 ELSE e END)""",
     "bq_safe_array_at(arr, i)": "CASE WHEN i < 0 OR i >= len(arr) THEN NULL ELSE arr[i + 1] END",
 }
 MACROS = {
+    # The result type of `f` widened as BigQuery's ROUND/TRUNC of INT64 are: FLOAT64 for
+    # INT64 (DuckDB's ceil() of an integer is a DOUBLE), unchanged for NUMERIC and FLOAT64.
+    "bq_as_ceil_type(x, v)": "CASE WHEN FALSE THEN ceil(x) ELSE v END",
     **CONVERSION_MACROS,
     **MATHEMATICAL_MACROS,
     **STRING_MACROS,
     **DATE_AND_TIME_MACROS,
     **ARRAY_MACROS,
+    **JSON_MACROS,
 }
 
 
@@ -176,6 +191,8 @@ def static_type(node: exp.Expression) -> str | None:
 # -- conversion ------------------------------------------------------------------------------------
 def _cast(node: exp.Cast) -> exp.Expression | None:
     safe = isinstance(node, exp.TryCast)
+    if isinstance(node.this, exp.Literal) and node.this.is_int:
+        return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):
         return call("bq_safe_int64" if safe else "bq_int64", node.this)
     if node.to.is_type(*exp.DataType.TEXT_TYPES) and not safe:
@@ -401,6 +418,17 @@ def _aggregate_with_limit(node: exp.Expression) -> exp.Expression | None:
     raise not_supported("ARRAY_AGG(... LIMIT n)")
 
 
+def _approx_quantiles(node: exp.ApproxQuantiles) -> exp.Expression:
+    """BigQuery's quantile boundaries are exact on inputs this small; DuckDB's approx_quantile
+    (a t-digest) interpolates, so the exact nearest-rank quantiles are used."""
+    count = node.expression
+    if not (isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0):
+        raise not_supported("APPROX_QUANTILES with a number of quantiles that is not a literal")
+    n = int(count.this)
+    fractions = ", ".join(repr(i / n) for i in range(n + 1))
+    return duck(f"quantile_disc({{x}}, [{fractions}])", x=node.this)
+
+
 # -- SAFE. prefix ----------------------------------------------------------------------------------
 def _safe_prefix(node: exp.SafeFunc) -> exp.Expression:
     """SAFE.f(args): NULL where f itself fails. DuckDB's TRY would also swallow an error in
@@ -493,6 +521,15 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     return duck(f"CAST(json_extract({{x}}, {path}) AS {to})", x=node.this)
 
 
+def _to_json(node: exp.JSONFormat) -> exp.Expression:
+    """TO_JSON returns JSON; TO_JSON_STRING a STRING, both compact."""
+    if node.args.get("options") is not None:
+        raise not_supported("TO_JSON_STRING with pretty_print")
+    if node.args.get("to_json"):
+        return duck("CAST(to_json({x}) AS JSON)", x=node.this)
+    return duck("CAST(to_json({x}) AS VARCHAR)", x=node.this)
+
+
 # -- the rewrite table -----------------------------------------------------------------------------
 REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # conversion
@@ -508,15 +545,22 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.SafeNegate: _safe_arithmetic,
     exp.Ln: lambda n: call("bq_ln", n.this),
     exp.Sqrt: lambda n: call("bq_sqrt", n.this),
+    exp.Round: lambda n: call("bq_as_ceil_type", n.this.copy(), n.copy()),
+    exp.Trunc: lambda n: call("bq_as_ceil_type", n.this.copy(), n.copy()),
+    # SIGN keeps its argument's type (DuckDB's is TINYINT).
+    exp.Sign: lambda n: duck("CASE WHEN FALSE THEN {x} ELSE sign({x}) END", x=n.this),
     exp.RangeBucket: lambda n: call("bq_range_bucket", n.this, n.expression),
     # strings
     exp.Format: _format,
     exp.Concat: _concat,
     exp.StrPosition: _instr,
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
+    exp.Chr: lambda n: duck("CASE WHEN {x} = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
     exp.Extract: _extract,
     exp.DateFromUnixDate: _date_from_unix_date,
+    exp.CurrentDatetime: lambda n: duck("CAST(current_timestamp AS TIMESTAMP)"),
+    exp.CurrentTime: lambda n: duck("CAST(current_timestamp AS TIME)"),
     exp.TimestampDiff: _timestamp_diff,
     exp.UnixToTime: _unix_to_time,
     exp.TimeToStr: format_call,
@@ -526,22 +570,60 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.ParseTime: parse_call,
     # arrays
     exp.Bracket: _bracket,
+    exp.ArraySlice: lambda n: call("bq_array_slice", n.this, n.args["start"], n.args["end"]),
+    exp.GenerateTimestampArray: lambda n: duck("CAST({x} AS TIMESTAMPTZ[])", x=n),
     exp.Unnest: _unnest_with_offset,
     # aggregates
     exp.CountIf: lambda n: duck("COUNT(CASE WHEN {x} THEN 1 END)", x=n.this),
     exp.GroupConcat: _aggregate_with_limit,
+    exp.ApproxQuantiles: _approx_quantiles,
     exp.ArrayAgg: _aggregate_with_limit,
     # JSON
     exp.JSONExtract: _json_extract,
     exp.JSONExtractArray: _json_extract,
+    exp.JSONType: lambda n: call("bq_json_type", n.this),
+    exp.JSONFormat: _to_json,
     # SAFE.
     exp.SafeFunc: _safe_prefix,
     exp.Anonymous: _anonymous,
 }
 
 
+ARITHMETIC = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.IntDiv,
+    exp.Mod,
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.BitwiseNot,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+    exp.BitwiseCount,
+)
+INT64_MAX = 2**63 - 1
+
+
+def widen_integer_literals(statement: exp.Expression) -> None:
+    """Integer literals are INT64 in GoogleSQL, INTEGER (32 bits) in DuckDB: as operands of
+    arithmetic they are cast, so 100000 * 100000 is 10000000000, not an INT32 overflow."""
+    for node in list(statement.find_all(*ARITHMETIC)):
+        operands = [node.this, node.args.get("expression")]
+        operands += [o.this for o in operands if isinstance(o, exp.Neg)]  # x + -5
+        for operand in operands:
+            if (
+                isinstance(operand, exp.Literal)
+                and operand.is_int
+                and int(operand.this) <= INT64_MAX
+            ):
+                operand.replace(exp.cast(operand.copy(), "BIGINT"))
+
+
 def rewrite(statement: exp.Expression) -> exp.Expression:
     """Applies REWRITES bottom-up (arguments before the call that holds them)."""
+    widen_integer_literals(statement)
     name_columns(statement)
     for node in list(statement.find_all(exp.Pivot)):
         if node.args.get("unpivot") and node.parent is not None:

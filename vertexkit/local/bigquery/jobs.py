@@ -10,6 +10,7 @@ import datetime
 import decimal
 import fnmatch
 import os
+import re
 import shutil
 import threading
 import time
@@ -193,6 +194,7 @@ class JobRunner:
             if destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
+                _refuse_null_elements(cur, destination, stats["schema"]["fields"])
                 stats["totalRows"] = str(self.warehouse.count_rows(cur, destination))
             elif translation.statement_type.startswith(("CREATE", "DROP")):
                 stats.update(self._ddl(cur, translation, params))
@@ -482,6 +484,24 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
     return {"state": "DONE", "errorResult": result, "errors": [result]}
 
 
+def _refuse_null_elements(
+    cur: duckdb.DuckDBPyConnection, table: TableName, fields: list[dict]
+) -> None:
+    """BigQuery cannot write an array with a NULL element (DuckDB can): the job fails and,
+    being one transaction, leaves nothing behind."""
+    for field in fields:
+        if field.get("mode") != "REPEATED":
+            continue
+        column = quote(field["name"])
+        found = cur.execute(
+            f"SELECT 1 FROM {table.sql} WHERE list_count({column}) < len({column}) LIMIT 1"
+        ).fetchone()
+        if found:
+            raise QueryError(
+                f"Array cannot have a null element; error in writing field {field['name']}"
+            )
+
+
 def _dml_stat(statement_type: str) -> str:
     return {"INSERT": "insertedRowCount", "DELETE": "deletedRowCount"}.get(
         statement_type, "updatedRowCount"
@@ -561,6 +581,10 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
     return ", ".join(options)
 
 
+NO_SIGNATURE = re.compile(r"No function matches the given name and argument types '(\w+)\((.*)\)'")
+INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
+
+
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
     for prefix in (
@@ -573,6 +597,13 @@ def _duckdb_message(error: duckdb.Error) -> str:
     ):
         text = text.replace(prefix, "")
     first = text.splitlines()[0] if text else type(error).__name__
+    signature = NO_SIGNATURE.match(first)
+    if signature:  # BigQuery: "No matching signature for function F for argument types: ..."
+        name, types = signature.groups()
+        return f"No matching signature for function {name.upper()} for argument types: {types}"
+    overflow = INT64_OVERFLOW.match(first)
+    if overflow:  # BigQuery: "int64 overflow: 9223372036854775807 + 1"
+        return f"int64 overflow: {overflow.group(1)}"
     if "Referenced column" in first and "not found" in first:
         column = first.split('"')[1] if '"' in first else first
         return f"Unrecognized name: {column}; {first}"

@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vertexkit.local.bigquery.query_error import not_supported
 from vertexkit.local.bigquery.sql import BIGNUMERIC_TYPE, NUMERIC_TYPE, QueryError
 
 LOCATION = "US"
@@ -125,6 +126,8 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
     if str(kind) == "JSON":
         return {"name": name, "type": "JSON", "mode": mode}
     bq_type = DUCKDB_TO_BIGQUERY.get(kind.id)
+    if kind.id == "interval":
+        raise not_supported("INTERVAL values in a result")
     if bq_type is None:
         raise QueryError(f"Column {name} has type {kind}, which BigQuery has no equivalent for")
     return {"name": name, "type": bq_type, "mode": mode}
