@@ -37,6 +37,9 @@ CONVERSION_MACROS = {
     # be an integer literal ('2.5' is "Bad int64 value").
     "bq_int64(x)": """CASE
         WHEN typeof(x) IN ('DOUBLE', 'FLOAT') THEN CAST(round(TRY_CAST(x AS DOUBLE)) AS BIGINT)
+        WHEN typeof(x) = 'VARCHAR' AND regexp_full_match(TRY_CAST(x AS VARCHAR),
+            '\\s*[+-]?0[xX][0-9a-fA-F]+\\s*') THEN error('not supported by the local BigQuery: '
+            || 'CAST of a hexadecimal STRING to INT64')
         WHEN typeof(x) = 'VARCHAR' AND NOT regexp_full_match(TRY_CAST(x AS VARCHAR),
             '\\s*[+-]?[0-9]+\\s*') THEN error('Bad int64 value: ' || TRY_CAST(x AS VARCHAR))
         ELSE CAST(x AS BIGINT) END""",
@@ -560,7 +563,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.Extract: _extract,
     exp.DateFromUnixDate: _date_from_unix_date,
     exp.CurrentDatetime: lambda n: duck("CAST(current_timestamp AS TIMESTAMP)"),
-    exp.CurrentTime: lambda n: duck("CAST(current_timestamp AS TIME)"),
+    exp.CurrentTime: lambda n: duck("CAST(CAST(current_timestamp AS TIMESTAMP) AS TIME)"),
     exp.TimestampDiff: _timestamp_diff,
     exp.UnixToTime: _unix_to_time,
     exp.TimeToStr: format_call,

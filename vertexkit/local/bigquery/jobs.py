@@ -582,6 +582,7 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
 
 
 NO_SIGNATURE = re.compile(r"No function matches the given name and argument types '(\w+)\((.*)\)'")
+MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 
@@ -600,7 +601,13 @@ def _duckdb_message(error: duckdb.Error) -> str:
     signature = NO_SIGNATURE.match(first)
     if signature:  # BigQuery: "No matching signature for function F for argument types: ..."
         name, types = signature.groups()
-        return f"No matching signature for function {name.upper()} for argument types: {types}"
+        return (
+            f"No matching signature for function {name.upper()} for argument types: {types} "
+            f"(not supported by the local BigQuery: {name.upper()}({types}))"
+        )
+    missing = MISSING_FUNCTION.match(first)
+    if missing:  # a GoogleSQL function the translation leaves to DuckDB, which lacks it
+        return f"not supported by the local BigQuery: {missing.group(1).upper()}"
     overflow = INT64_OVERFLOW.match(first)
     if overflow:  # BigQuery: "int64 overflow: 9223372036854775807 + 1"
         return f"int64 overflow: {overflow.group(1)}"
