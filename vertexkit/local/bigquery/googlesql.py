@@ -624,8 +624,20 @@ def widen_integer_literals(statement: exp.Expression) -> None:
                 operand.replace(exp.cast(operand.copy(), "BIGINT"))
 
 
+def positional_structs(statement: exp.Expression) -> None:
+    """INSERT ... VALUES (STRUCT(1.5, 'a')) fills a STRUCT column by position, as BigQuery
+    does: DuckDB casts an unnamed ROW by position (its named {'_0': ...} by name)."""
+    if not isinstance(statement, exp.Insert):
+        return
+    for values in statement.find_all(exp.Values):
+        for struct in list(values.find_all(exp.Struct)):
+            if not any(isinstance(e, (exp.PropertyEQ, exp.Alias)) for e in struct.expressions):
+                struct.replace(call("row", *struct.expressions))
+
+
 def rewrite(statement: exp.Expression) -> exp.Expression:
     """Applies REWRITES bottom-up (arguments before the call that holds them)."""
+    positional_structs(statement)
     widen_integer_literals(statement)
     name_columns(statement)
     for node in list(statement.find_all(exp.Pivot)):

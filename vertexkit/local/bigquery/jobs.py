@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from vertexkit.local.bigquery import information_schema
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -145,6 +146,8 @@ class JobRunner:
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                for ref in translation.information_schema:
+                    information_schema.register(self.warehouse, cur, ref)
                 if translation.statement_type == "SELECT":
                     # LIMIT 0 plans the query (names, types, functions) without reading rows.
                     cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
@@ -191,6 +194,8 @@ class JobRunner:
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            for ref in translation.information_schema:
+                information_schema.register(self.warehouse, cur, ref)
             if destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
@@ -407,7 +412,10 @@ class JobRunner:
         cur = run.cursor
         self.warehouse.require_table(cur, source)
         options = _copy_options(file_format, compression, config)
-        written = self._copy_out(cur, source, name, options)
+        relation = source.sql
+        if file_format == "NEWLINE_DELIMITED_JSON":
+            relation = _json_export_select(source, self.warehouse.table_schema(cur, source))
+        written = self._copy_out(cur, relation, name, options)
         run.raise_if_stopped()
         for index, path in enumerate(written):
             target = name.replace("*", f"{index:012d}") if "*" in name else name
@@ -417,16 +425,17 @@ class JobRunner:
         return {"destinationUriFileCounts": [str(len(written))]}
 
     def _copy_out(
-        self, cur: duckdb.DuckDBPyConnection, source: TableName, name: str, options: str
+        self, cur: duckdb.DuckDBPyConnection, relation: str, name: str, options: str
     ) -> list[Path]:
-        """COPY into the staging area (DuckDB's parallel writers); several files only for `*`."""
+        """COPY `relation` (a table or a parenthesised SELECT) into the staging area (DuckDB's
+        parallel writers); several files only for `*`."""
         if "*" not in name:
             path = self.warehouse.staging_path()
-            cur.execute(f"COPY {source.sql} TO {quote_literal(str(path))} ({options})")
+            cur.execute(f"COPY {relation} TO {quote_literal(str(path))} ({options})")
             return [path]
         directory = self.warehouse.staging_path()
         cur.execute(
-            f"COPY {source.sql} TO {quote_literal(str(directory))} "
+            f"COPY {relation} TO {quote_literal(str(directory))} "
             f"({options}, FILE_SIZE_BYTES {SHARD_BYTES}, FILENAME_PATTERN 'part_{{i}}')"
         )
         files = sorted(directory.iterdir(), key=lambda p: int(p.name.split("_")[1].split(".")[0]))
@@ -482,6 +491,21 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
         message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
         result = {"reason": "invalid", "message": message}
     return {"state": "DONE", "errorResult": result, "errors": [result]}
+
+
+def _json_export_select(source: TableName, fields: list[dict]) -> str:
+    """BigQuery's JSON export writes INT64 as strings (JSON numbers lose precision past 2^53);
+    DuckDB would write numbers."""
+    columns = []
+    for field in fields:
+        column = quote(field["name"])
+        if field["type"] in ("INTEGER", "INT64") and field.get("mode") == "REPEATED":
+            columns.append(f"[CAST(e AS VARCHAR) FOR e IN {column}] AS {column}")
+        elif field["type"] in ("INTEGER", "INT64"):
+            columns.append(f"CAST({column} AS VARCHAR) AS {column}")
+        else:
+            columns.append(column)
+    return f"(SELECT {', '.join(columns)} FROM {source.sql})"
 
 
 def _refuse_null_elements(

@@ -19,6 +19,7 @@ from sqlglot.errors import ParseError, UnsupportedError
 
 from vertexkit.local.bigquery import googlesql
 from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS, NOT_SUPPORTED
+from vertexkit.local.bigquery.information_schema import InformationSchemaRef, reference
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
 NUMERIC_TYPE = "DECIMAL(38, 9)"
@@ -64,6 +65,8 @@ class Translation:
     replace: bool = False
     if_not_exists: bool = False
     if_exists: bool = False
+    # INFORMATION_SCHEMA views the job registers before running the query
+    information_schema: list[InformationSchemaRef] = field(default_factory=list)
 
 
 def quote_identifier(name: str) -> str:
@@ -95,6 +98,9 @@ def translate(
     for table in list(statement.find_all(exp.Table)):
         if not table.name or (not table.db and table.name in cte_names):
             continue
+        if table.name.upper().startswith("INFORMATION_SCHEMA."):
+            translation.information_schema.append(_information_schema(table, project, translation))
+            continue
         name = _resolve(table, project, default_dataset)
         table.set("catalog", None)
         table.set("db", exp.to_identifier(name.schema, quoted=True))
@@ -103,6 +109,8 @@ def translate(
             translation.target = name
         elif name not in translation.read_tables:
             translation.read_tables.append(name)
+    if translation.information_schema:
+        _refuse_star_over_information_schema(statement)
     _fix_types(statement)
     googlesql.rewrite(statement)
     if isinstance(statement, exp.Create):
@@ -118,6 +126,29 @@ def translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _information_schema(
+    table: exp.Table, project: str, translation: Translation
+) -> InformationSchemaRef:
+    """`[project.]dataset.INFORMATION_SCHEMA.VIEW` -> a name the job registers the rows under."""
+    qualifier = [part.name for part in table.parts[:-1]]
+    view = table.name.split(".", 1)[1]
+    ref = reference(len(translation.information_schema), view, qualifier, project)
+    table.set("catalog", None)
+    table.set("db", None)
+    table.set("this", exp.to_identifier(ref.alias, quoted=True))
+    return ref
+
+
+def _refuse_star_over_information_schema(statement: exp.Expression) -> None:
+    """The views carry a prefix of BigQuery's columns: `SELECT *` would answer fewer."""
+    for select in statement.find_all(exp.Select):
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star) or (
+                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+            ):
+                raise not_supported("SELECT * from INFORMATION_SCHEMA (name the columns)")
 
 
 def _no_matching_signature(node: exp.Func) -> QueryError:
@@ -144,9 +175,6 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
             raise not_supported(f"DROP {kind}")
-    for table in statement.find_all(exp.Table):
-        if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
-            raise not_supported("INFORMATION_SCHEMA")
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write

@@ -1,0 +1,163 @@
+"""INFORMATION_SCHEMA views and BigQuery's NEWLINE_DELIMITED_JSON export, through the real
+clients against the session's local cloud."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+from google.api_core import exceptions
+from google.cloud import bigquery
+
+from vertexkit.local import LocalCloud
+
+PUBLIC = "`bigquery-public-data`.ml_datasets"
+
+
+@pytest.fixture(scope="module")
+def client(local_cloud: LocalCloud) -> bigquery.Client:
+    return local_cloud.context().bigquery_client()
+
+
+@pytest.fixture(scope="module")
+def dataset(client: bigquery.Client) -> str:
+    name = f"meta_{uuid.uuid4().hex[:8]}"
+    client.create_dataset(name)
+    client.query_and_wait(
+        f"CREATE TABLE {name}.shapes (id INT64 NOT NULL, tags ARRAY<INT64>, "
+        "point STRUCT<x FLOAT64, label STRING>, price NUMERIC, at TIMESTAMP)"
+    )
+    client.query_and_wait(f"CREATE VIEW {name}.ids AS SELECT id FROM {name}.shapes")
+    client.query_and_wait(
+        f"INSERT INTO {name}.shapes (id, tags, point, price, at) VALUES "
+        "(9007199254740993, [1, 2], STRUCT(1.5, 'a'), NUMERIC '2.5', "
+        "TIMESTAMP '2024-01-02 03:04:05+00')"
+    )
+    return name
+
+
+def rows(client: bigquery.Client, sql: str) -> list[tuple]:
+    return [tuple(row.values()) for row in client.query_and_wait(sql)]
+
+
+def test_tables_lists_tables_and_views(client: bigquery.Client, dataset: str) -> None:
+    got = rows(
+        client,
+        "SELECT table_catalog, table_schema, table_name, table_type, is_insertable_into "
+        f"FROM {dataset}.INFORMATION_SCHEMA.TABLES ORDER BY table_name",
+    )
+    assert got == [
+        ("local-project", dataset, "ids", "VIEW", "NO"),
+        ("local-project", dataset, "shapes", "BASE TABLE", "YES"),
+    ]
+    [(created,)] = rows(
+        client,
+        f"SELECT creation_time FROM {dataset}.INFORMATION_SCHEMA.TABLES "
+        "WHERE table_name = 'shapes'",
+    )
+    assert created is not None and created.tzinfo is not None
+
+
+def test_columns_give_googlesql_types_in_order(client: bigquery.Client, dataset: str) -> None:
+    got = rows(
+        client,
+        "SELECT column_name, ordinal_position, is_nullable, data_type "
+        f"FROM `local-project.{dataset}`.INFORMATION_SCHEMA.COLUMNS "
+        "WHERE table_name = 'shapes' ORDER BY ordinal_position",
+    )
+    assert got == [
+        ("id", 1, "NO", "INT64"),
+        ("tags", 2, "YES", "ARRAY<INT64>"),
+        ("point", 3, "YES", "STRUCT<x FLOAT64, label STRING>"),
+        ("price", 4, "YES", "NUMERIC"),
+        ("at", 5, "YES", "TIMESTAMP"),
+    ]
+
+
+def test_columns_of_the_public_dataset(client: bigquery.Client) -> None:
+    got = rows(
+        client,
+        f"SELECT column_name, data_type FROM {PUBLIC}.INFORMATION_SCHEMA.COLUMNS "
+        "WHERE table_name = 'penguins' AND ordinal_position <= 3 ORDER BY ordinal_position",
+    )
+    assert got == [
+        ("species", "STRING"),
+        ("island", "STRING"),
+        ("culmen_length_mm", "FLOAT64"),
+    ]
+
+
+def test_schemata_for_a_project_and_a_region(client: bigquery.Client, dataset: str) -> None:
+    public = rows(
+        client, "SELECT schema_name FROM `bigquery-public-data`.INFORMATION_SCHEMA.SCHEMATA"
+    )
+    assert public == [("ml_datasets",)]
+    mine = rows(
+        client,
+        "SELECT catalog_name, location FROM `region-us`.INFORMATION_SCHEMA.SCHEMATA "
+        f"WHERE schema_name = '{dataset}'",
+    )
+    assert mine == [("local-project", "US")]
+
+
+def test_a_join_with_a_view_counts_columns_per_table(client: bigquery.Client, dataset: str) -> None:
+    got = rows(
+        client,
+        "SELECT t.table_name, COUNT(c.column_name) AS n "
+        f"FROM {dataset}.INFORMATION_SCHEMA.TABLES t "
+        f"JOIN {dataset}.INFORMATION_SCHEMA.COLUMNS c USING (table_name) "
+        "GROUP BY t.table_name ORDER BY t.table_name",
+    )
+    assert got == [("ids", 1), ("shapes", 5)]
+
+
+REFUSED = {
+    "select_star": (
+        f"SELECT * FROM {PUBLIC}.INFORMATION_SCHEMA.TABLES",
+        exceptions.BadRequest,
+        re.escape("not supported by the local BigQuery: SELECT * from INFORMATION_SCHEMA"),
+    ),
+    "other_view": (
+        f"SELECT table_name FROM {PUBLIC}.INFORMATION_SCHEMA.PARTITIONS",
+        exceptions.BadRequest,
+        "not supported by the local BigQuery: INFORMATION_SCHEMA.PARTITIONS",
+    ),
+    "unqualified": (
+        "SELECT table_name FROM INFORMATION_SCHEMA.TABLES",
+        exceptions.BadRequest,
+        "must be qualified with a dataset or a region",
+    ),
+    "missing_dataset": (
+        "SELECT table_name FROM no_such_ds.INFORMATION_SCHEMA.TABLES",
+        exceptions.NotFound,
+        "Dataset local-project:no_such_ds was not found",
+    ),
+}
+
+
+@pytest.mark.parametrize(("sql", "error", "message"), REFUSED.values(), ids=REFUSED.keys())
+def test_information_schema_refusals(
+    client: bigquery.Client, sql: str, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        client.query_and_wait(sql)
+
+
+def test_json_export_writes_int64_as_strings(
+    client: bigquery.Client, dataset: str, local_cloud: LocalCloud
+) -> None:
+    gcs = local_cloud.context().storage_client()
+    bucket = f"meta-{uuid.uuid4().hex[:8]}"
+    gcs.create_bucket(bucket)
+    config = bigquery.ExtractJobConfig(destination_format="NEWLINE_DELIMITED_JSON")
+    client.extract_table(
+        f"{dataset}.shapes", f"gs://{bucket}/shapes.json", job_config=config
+    ).result()
+    [line] = gcs.bucket(bucket).blob("shapes.json").download_as_text().splitlines()
+    record = json.loads(line)
+    # 9007199254740993 is not a float64: a JSON number would come back as ...992.
+    assert record["id"] == "9007199254740993"
+    assert record["tags"] == ["1", "2"]
+    assert record["point"] == {"x": 1.5, "label": "a"}
