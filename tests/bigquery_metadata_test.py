@@ -161,3 +161,38 @@ def test_json_export_writes_int64_as_strings(
     assert record["id"] == "9007199254740993"
     assert record["tags"] == ["1", "2"]
     assert record["point"] == {"x": 1.5, "label": "a"}
+
+
+PENGUINS = f"{PUBLIC}.penguins"
+STRING_BYTES = "COALESCE(SUM(BYTE_LENGTH({c}) + 2), 0)"
+FLOAT_BYTES = "COUNT({c}) * 8"
+
+
+def dry_run_bytes(client: bigquery.Client, sql: str) -> int:
+    config = bigquery.QueryJobConfig(dry_run=True, use_query_cache=False)
+    return client.query(sql, job_config=config).total_bytes_processed
+
+
+def billed(client: bigquery.Client, parts: list[str]) -> int:
+    [(total,)] = rows(client, f"SELECT {' + '.join(parts)} FROM {PENGUINS}")
+    return total
+
+
+def test_dry_run_bytes_count_the_columns_read(client: bigquery.Client) -> None:
+    species = STRING_BYTES.format(c="species")
+    assert dry_run_bytes(client, f"SELECT species FROM {PENGUINS}") == billed(client, [species])
+    mass = FLOAT_BYTES.format(c="body_mass_g")
+    assert dry_run_bytes(
+        client, f"SELECT species, AVG(body_mass_g) FROM {PENGUINS} GROUP BY species"
+    ) == billed(client, [species, mass])
+    every = [STRING_BYTES.format(c=c) for c in ("species", "island", "sex")] + [
+        FLOAT_BYTES.format(c=c)
+        for c in ("culmen_length_mm", "culmen_depth_mm", "flipper_length_mm", "body_mass_g")
+    ]
+    assert dry_run_bytes(client, f"SELECT * FROM {PENGUINS}") == billed(client, every)
+    assert dry_run_bytes(client, "SELECT 1") == 0
+
+
+def test_dry_run_bytes_of_nested_columns(client: bigquery.Client, dataset: str) -> None:
+    # id 8; tags 2 x 8; point 8 + (2 + 1); price 16; at 8 (see the `dataset` fixture's row)
+    assert dry_run_bytes(client, f"SELECT * FROM {dataset}.shapes") == 8 + 16 + 11 + 16 + 8

@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery import information_schema
+from vertexkit.local.bigquery import billing, information_schema
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -151,6 +151,9 @@ class JobRunner:
                 if translation.statement_type == "SELECT":
                     # LIMIT 0 plans the query (names, types, functions) without reading rows.
                     cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
+                processed = billing.estimate(
+                    self.warehouse, cur, translation.read_tables, translation.columns_read
+                )
         except QueryError as error:
             raise ApiError(
                 404 if error.reason == "notFound" else 400, error.message, reason=error.reason
@@ -161,10 +164,10 @@ class JobRunner:
         job["statistics"] = {
             "query": {
                 "statementType": translation.statement_type,
-                "totalBytesProcessed": "0",
+                "totalBytesProcessed": str(processed),
                 "cacheHit": False,
             },
-            "totalBytesProcessed": "0",
+            "totalBytesProcessed": str(processed),
         }
         return job
 

@@ -65,6 +65,8 @@ class Translation:
     replace: bool = False
     if_not_exists: bool = False
     if_exists: bool = False
+    # the column names the query mentions (None: `*`, all), for dryRun's byte estimate
+    columns_read: set[str] | None = None
     # INFORMATION_SCHEMA views the job registers before running the query
     information_schema: list[InformationSchemaRef] = field(default_factory=list)
 
@@ -111,6 +113,7 @@ def translate(
             translation.read_tables.append(name)
     if translation.information_schema:
         _refuse_star_over_information_schema(statement)
+    translation.columns_read = _columns_read(statement)
     _fix_types(statement)
     googlesql.rewrite(statement)
     if isinstance(statement, exp.Create):
@@ -139,6 +142,20 @@ def _information_schema(
     table.set("db", None)
     table.set("this", exp.to_identifier(ref.alias, quoted=True))
     return ref
+
+
+def _columns_read(statement: exp.Expression) -> set[str] | None:
+    """Names a column reference could be (a qualifier may be a STRUCT column); None for `*`."""
+    for select in statement.find_all(exp.Select):
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star) or (
+                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+            ):
+                return None
+    names = set()
+    for column in statement.find_all(exp.Column):
+        names.update(part.name.lower() for part in column.parts)
+    return names
 
 
 def _refuse_star_over_information_schema(statement: exp.Expression) -> None:
