@@ -455,7 +455,10 @@ def name_columns(statement: exp.Expression) -> None:
             if isinstance(target, exp.Null):
                 target.replace(exp.cast(exp.null(), "BIGINT"))
                 projection = select.expressions[index]
-            if isinstance(projection, (exp.Alias, exp.Column, exp.Star, exp.Dot)):
+            if isinstance(projection, exp.Dot):  # STRUCT(...).a, arr[OFFSET(0)].a: named `a`
+                select.expressions[index] = exp.alias_(projection, projection.name)
+                continue
+            if isinstance(projection, (exp.Alias, exp.Column, exp.Star)):
                 continue
             select.expressions[index] = exp.alias_(projection, f"f{unnamed}_")
             unnamed += 1
@@ -624,6 +627,41 @@ def widen_integer_literals(statement: exp.Expression) -> None:
                 operand.replace(exp.cast(operand.copy(), "BIGINT"))
 
 
+def name_struct_fields(statement: exp.Expression) -> None:
+    """An unnamed STRUCT field is `_field_1`, `_field_2`, ... in BigQuery (DuckDB: `_0`, ...)."""
+    for struct in list(statement.find_all(exp.Struct)):
+        fields = struct.expressions
+        if any(isinstance(f, (exp.PropertyEQ, exp.Alias)) for f in fields):
+            continue
+        named = [
+            exp.PropertyEQ(this=exp.to_identifier(f"_field_{i}"), expression=f.copy())
+            for i, f in enumerate(fields, start=1)
+        ]
+        struct.set("expressions", named)
+
+
+def using_columns_first(statement: exp.Expression) -> None:
+    """`SELECT *` over `JOIN ... USING (k)` lists k first on BigQuery (DuckDB: where the left
+    side has it)."""
+    for select in list(statement.find_all(exp.Select)):
+        using = [j.args.get("using") for j in select.args.get("joins") or [] if j.args.get("using")]
+        if not using:
+            continue
+        stars = [p for p in select.expressions if isinstance(p, exp.Star)]
+        if not stars:
+            continue
+        if (
+            len(using) > 1
+            or len(select.expressions) > 1
+            or stars[0].args.get("except_")
+            or (stars[0].args.get("replace"))
+        ):
+            raise not_supported("SELECT * over several JOIN ... USING, or with EXCEPT/REPLACE")
+        keys = [exp.column(key.name) for key in using[0]]
+        star = exp.Star(except_=[key.copy() for key in keys])
+        select.set("expressions", [*keys, star])
+
+
 def positional_structs(statement: exp.Expression) -> None:
     """INSERT ... VALUES (STRUCT(1.5, 'a')) fills a STRUCT column by position, as BigQuery
     does: DuckDB casts an unnamed ROW by position (its named {'_0': ...} by name)."""
@@ -638,6 +676,8 @@ def positional_structs(statement: exp.Expression) -> None:
 def rewrite(statement: exp.Expression) -> exp.Expression:
     """Applies REWRITES bottom-up (arguments before the call that holds them)."""
     positional_structs(statement)
+    name_struct_fields(statement)
+    using_columns_first(statement)
     widen_integer_literals(statement)
     name_columns(statement)
     for node in list(statement.find_all(exp.Pivot)):

@@ -29,7 +29,9 @@ BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
 
 # BigQuery ML / AI / federated calls: no local equivalent, refused by name.
 BIGQUERY_ONLY_CALL = re.compile(
-    r"\b(?:(?:ML|AI|KEYS|AEAD)\.[A-Z_]+|VECTOR_SEARCH|EXTERNAL_QUERY)\s*\(", re.IGNORECASE
+    r"\b(?:(?:ML|AI|KEYS|AEAD|NET|HLL_COUNT|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
+    r"EXTERNAL_QUERY)\s*\(",
+    re.IGNORECASE,
 )
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 # A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
@@ -95,10 +97,11 @@ def translate(
     _refuse_unsupported(statement)
     _refuse_unknown_functions(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
-    cte_names = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
+    # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
+    cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     target_node = _target_node(statement)
     for table in list(statement.find_all(exp.Table)):
-        if not table.name or (not table.db and table.name in cte_names):
+        if not table.name or (not table.db and table.name.lower() in cte_names):
             continue
         if table.name.upper().startswith("INFORMATION_SCHEMA."):
             translation.information_schema.append(_information_schema(table, project, translation))
@@ -206,10 +209,10 @@ def _refuse_unknown_functions(statement: exp.Expression) -> None:
     DuckDB-only name gets BigQuery's answer for a name it does not know."""
     for node in statement.find_all(exp.Func):
         name = _function_name(node)
+        if name and (name.upper() in NOT_SUPPORTED or name.upper().startswith("ST_")):
+            raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
         if name and name.upper() not in GOOGLESQL_FUNCTIONS:
             raise QueryError(f"Function not found: {name}")
-        if name and name.upper() in NOT_SUPPORTED:
-            raise not_supported(name.upper())
 
 
 def _function_name(node: exp.Func) -> str | None:
@@ -217,7 +220,7 @@ def _function_name(node: exp.Func) -> str | None:
     else as sqlglot writes its node back in the BigQuery dialect (IFNULL -> COALESCE, ...)."""
     if isinstance(node, exp.Anonymous):
         return node.name
-    if isinstance(node, (exp.SafeFunc, exp.WeekStart)):  # SAFE.f(...): f is its own node
+    if isinstance(node, (exp.SafeFunc, exp.WeekStart, exp.Exists)):  # syntax, or SAFE.f(...)
         return None
     try:
         text = node.sql(dialect="bigquery")
