@@ -3,9 +3,11 @@
 User SQL is checked against this list on its parsed tree (`sql.refuse_unknown_functions`), so
 DuckDB's own functions and table functions (`read_blob`, `read_text`, `current_setting`,
 `duckdb_settings`, `query`, ...) are refused with BigQuery's own answer for an unknown name,
-"Function not found: NAME", even where DuckDB would run them. A GoogleSQL function that DuckDB
-cannot evaluate still fails at run time with DuckDB's message; this list only decides what is
-GoogleSQL at all. Names are upper case; `SAFE.`-prefixed calls are checked by their base name.
+"Function not found: NAME", even where DuckDB would run them. A GoogleSQL function in
+NOT_SUPPORTED (one the local BigQuery cannot answer as BigQuery does) is refused with
+"not supported by the local BigQuery: NAME"; the others are translated by googlesql.py and
+checked by the conformance corpus (tests/googlesql_conformance). Names are upper case;
+`SAFE.`-prefixed calls are checked by their base name.
 """
 
 from __future__ import annotations
