@@ -72,6 +72,11 @@ def pool(**machine: Any) -> dict[str, Any]:
     }
 
 
+def with_container(**container: Any) -> dict[str, Any]:
+    spec = pool()
+    return {**spec, "container_spec": {**spec["container_spec"], **container}}
+
+
 def custom_job(**changes: Any) -> dict[str, Any]:
     return {"display_name": "bad-inputs", "job_spec": {"worker_pool_specs": [pool()]}, **changes}
 
@@ -112,6 +117,23 @@ CUSTOM_JOB_ROWS = {
             job_spec={"worker_pool_specs": [{**pool(), "disk_spec": {"boot_disk_size_gb": 10}}]}
         ),
         "bootDiskSizeGb",
+    ),
+    # Locally a replica is a process: what exec() cannot take is refused at create, not at start.
+    "arg-of-1mb": (
+        custom_job(job_spec={"worker_pool_specs": [with_container(args=["a" * 2**20])]}),
+        "containerSpec.args[0]",
+    ),
+    "env-of-4mb": (
+        custom_job(
+            job_spec={
+                "worker_pool_specs": [
+                    with_container(
+                        env=[{"name": f"V{i}", "value": "e" * 100_000} for i in range(40)]
+                    )
+                ]
+            }
+        ),
+        "workerPoolSpecs[0].containerSpec",
     ),
 }
 

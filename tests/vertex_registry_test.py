@@ -111,12 +111,23 @@ def test_versions_aliases_and_default(sdk: CloudContext, artifact: str) -> None:
     registry = first.versioning_registry
     registry.add_version_aliases(["default"], version="2")  # move `default`
     versions = {v.version_id: list(v.version_aliases) for v in registry.list_versions()}
-    assert versions == {"1": [], "2": ["default", "challenger"]}
+    assert versions == {"1": [], "2": ["challenger", "default"]}  # in the order given
     assert aiplatform.Model(model_id).version_id == "2"
 
     registry.add_version_aliases(["challenger"], version="1")  # an alias moves, never doubles
     versions = {v.version_id: sorted(v.version_aliases) for v in registry.list_versions()}
     assert versions == {"1": ["challenger"], "2": ["default"]}
+
+
+def test_version_aliases_keep_the_order_given(sdk: CloudContext, artifact: str) -> None:
+    first = upload(artifact, display_name="ordered", version_aliases=["zeta", "alpha"])
+    assert list(first.version_aliases) == ["zeta", "alpha", "default"]  # the SDK adds default
+    assert list(aiplatform.Model(first.resource_name).version_aliases) == [
+        "zeta", "alpha", "default"
+    ]  # fmt: skip
+    first.versioning_registry.add_version_aliases(["omega", "beta"], version="1")
+    again = aiplatform.Model(first.resource_name, version="1")
+    assert list(again.version_aliases) == ["zeta", "alpha", "default", "omega", "beta"]
 
 
 def test_parallel_uploads_never_lose_or_duplicate_a_version(

@@ -199,6 +199,27 @@ def test_seeded_parallel_study_is_reproducible(sdk: CloudContext) -> None:
     assert suggestions() == first
 
 
+def test_zero_bounds_are_read_as_zero_not_missing(sdk: CloudContext) -> None:
+    """proto3 JSON leaves `minValue: 0` out of the request; it still bounds the search."""
+    tuning = aiplatform.HyperparameterTuningJob(
+        display_name="tune-zero-bounds",
+        custom_job=objective_job("--lr=0.01"),
+        metric_spec={"score": "maximize"},
+        parameter_spec={
+            "momentum": hpt.DoubleParameterSpec(min=0, max=0.9, scale="linear"),
+            "depth": hpt.IntegerParameterSpec(min=0, max=12, scale="linear"),
+        },
+        max_trial_count=3,
+        parallel_trial_count=3,
+    )
+    tuning.run()
+    assert tuning.state.name == "JOB_STATE_SUCCEEDED"
+    assert len(tuning.trials) == 3 and all(t.state.name == "SUCCEEDED" for t in tuning.trials)
+    for trial in tuning.trials:
+        params = {p.parameter_id: p.value for p in trial.parameters}
+        assert 0 <= params["momentum"] <= 0.9 and 0 <= params["depth"] <= 12
+
+
 def test_tuning_job_fails_after_too_many_failed_trials(sdk: CloudContext) -> None:
     tuning = aiplatform.HyperparameterTuningJob(
         display_name="tune-failing",

@@ -168,8 +168,14 @@ def task_outputs(job: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def pipeline_outputs(job: dict[str, Any]) -> dict[str, Any]:
     """The pipeline's declared outputs, resolved through the root DAG to the producing tasks."""
-    dag_outputs = job.get("pipelineSpec", {}).get("root", {}).get("dag", {}).get("outputs", {})
-    by_task = task_outputs(job)
+    dag = job.get("pipelineSpec", {}).get("root", {}).get("dag", {})
+    dag_outputs = dag.get("outputs", {})
+    by_name = task_outputs(job)
+    # Task details are named by the task's display name (`taskInfo.name`), the DAG by its key.
+    by_task = {
+        key: by_name.get((task.get("taskInfo") or {}).get("name", key), by_name.get(key, {}))
+        for key, task in (dag.get("tasks") or {}).items()
+    }
     resolved: dict[str, Any] = {}
     for name, spec in (dag_outputs.get("artifacts") or {}).items():
         for selector in spec.get("artifactSelectors", []):

@@ -57,8 +57,13 @@ def input_parameters(pipeline_yaml: str) -> dict[str, dict[str, Any]]:
     return spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {})
 
 
-def parse_params(pipeline_yaml: str, assignments: list[str]) -> dict[str, Any]:
-    """Parses `key=value` strings into typed values for the pipeline in `pipeline_yaml`."""
+def parse_params(
+    pipeline_yaml: str, assignments: list[str], filled_by_target: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """Parses `key=value` strings into typed values for the pipeline in `pipeline_yaml`.
+
+    `filled_by_target`: parameters the run fills in itself when not given (`project`,
+    `location`, `gcs_root`), so they are not missing even without a default."""
     declared = input_parameters(pipeline_yaml)
     values: dict[str, Any] = {}
     for assignment in assignments:
@@ -80,7 +85,10 @@ def parse_params(pipeline_yaml: str, assignments: list[str]) -> dict[str, Any]:
     missing = [
         name
         for name, spec in declared.items()
-        if name not in values and "defaultValue" not in spec and not spec.get("isOptional")
+        if name not in values
+        and name not in filled_by_target
+        and "defaultValue" not in spec
+        and not spec.get("isOptional")
     ]
     if missing:
         raise ParameterError(f"missing required parameter(s): {', '.join(sorted(missing))}")

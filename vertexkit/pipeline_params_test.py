@@ -67,6 +67,13 @@ def test_missing_required_and_malformed(probe_yaml: str) -> None:
         parse_params(probe_yaml, ["text"])
 
 
+def test_a_parameter_the_target_fills_is_not_missing(probe_yaml: str) -> None:
+    """`vertexkit run` fills `project`, `location`, `gcs_root` itself when they are declared."""
+    assert parse_params(probe_yaml, [], filled_by_target=frozenset({"text"})) == {}
+    with pytest.raises(ParameterError, match=r"missing required parameter.*text"):
+        parse_params(probe_yaml, [], filled_by_target=frozenset({"project"}))
+
+
 def test_set_image_rewrites_every_executor(probe_yaml: str) -> None:
     rewritten = set_image(probe_yaml, "europe-docker.pkg.dev/p/r/vertexkit:1")
     assert "vertexkit/runtime:0.1.0" not in rewritten

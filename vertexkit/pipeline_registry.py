@@ -7,6 +7,8 @@ a command asks for it, so the runtime image and the local cloud stay free of pip
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
 
 BUILTIN_PIPELINES: dict[str, str] = {
@@ -30,6 +32,7 @@ def resolve(name_or_ref: str) -> Any:
             "or a module:function reference"
         )
     module_name, _, attribute = ref.partition(":")
+    _importable_from_working_directory()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -47,6 +50,14 @@ def resolve(name_or_ref: str) -> Any:
             f"is needed; got {type(pipeline).__name__}"
         )
     return pipeline
+
+
+def _importable_from_working_directory() -> None:
+    """`vertexkit run my_module:my_pipeline` finds `my_module.py` in the folder it is run from,
+    as `python -c "import my_module"` would there (a console script's path lacks that folder)."""
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
 
 
 def short_name(name_or_ref: str) -> str:

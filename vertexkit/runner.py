@@ -33,6 +33,8 @@ from vertexkit.pipeline_registry import short_name
 from vertexkit.preflight import check_data, check_pipeline
 
 PIPELINE_BUCKET_SUFFIX = "-vertexkit-pipelines"
+# What every run fills in from its target when the pipeline declares them (`target_parameters`).
+TARGET_PARAMETERS = frozenset({"project", "location", "gcs_root"})
 
 
 @dataclass
@@ -63,7 +65,7 @@ class LocalRun:
 def prepare(name_or_ref: str, assignments: list[str], image: str | None = None) -> tuple[str, dict]:
     """Compiles the pipeline and parses its parameters: every check before anything is created."""
     pipeline_yaml = compile_to_text(name_or_ref, image)
-    params = parse_params(pipeline_yaml, assignments)
+    params = parse_params(pipeline_yaml, assignments, filled_by_target=TARGET_PARAMETERS)
     spec = next(iter(yaml.safe_load_all(pipeline_yaml)))
     check_pipeline(spec, effective_values(pipeline_yaml, params))
     return pipeline_yaml, params
@@ -139,11 +141,16 @@ def run_pipeline_job(
     params: dict[str, Any],
     pipeline_yaml: str,
     home: Path | None = None,
-    enable_caching: bool = True,
+    enable_caching: bool | None = None,
     emit: Callable[[str], None] = print,
     while_running: Callable[[FinishedRun], None] | None = None,
+    max_parallel: int | None = None,
 ) -> FinishedRun:
     """Creates a PipelineJob on an in-process local cloud and follows it to the end.
+
+    `enable_caching` None keeps each task's own caching option (`set_caching_options`), as
+    Vertex does; True or False overrides every task. `max_parallel` bounds the task processes
+    that run at once (default: the core count).
 
     `while_running` gets the finished run before the local cloud stops (the summary sends a
     prediction to the deployed endpoint). A failed or cancelled job raises PipelineJobFailed
@@ -174,6 +181,7 @@ def run_pipeline_job(
                 enable_caching=enable_caching,
                 work_dir=cloud.home / "pipelines",
                 credentials=AnonymousCredentials(),  # built offline, sent by the GAPIC client
+                labels=_max_parallel_label(max_parallel),
             )
             request = pipeline_jobs.request_from_sdk_job(sdk_job)
             # The SDK's job ID has one-second resolution; a scheduled run or a quick rerun in the
@@ -181,6 +189,7 @@ def run_pipeline_job(
             job_id = f"{sdk_job.job_id}-{uuid.uuid4().hex[:6]}"
             job_name = pipeline_jobs.create_job(context, request, job_id)
             emit(f"created {job_name}")
+            emit(f"console: {cloud.url}/console/{job_name}")  # live while the run goes on
             try:
                 job = pipeline_jobs.follow(context, job_name, emit)
             except KeyboardInterrupt:
@@ -227,6 +236,12 @@ def submit_vertex_job(
     return job
 
 
+def _max_parallel_label(max_parallel: int | None) -> dict[str, str] | None:
+    from vertexkit.local.vertex.pipelines.runner import MAX_PARALLEL_LABEL
+
+    return {MAX_PARALLEL_LABEL: str(max_parallel)} if max_parallel else None
+
+
 def _job_root(job: dict[str, Any], project: str) -> str:
     """Where the job's artifacts live: `<pipeline root>/<project>/<job id>`, as on Vertex
     (which uses the project number there)."""
@@ -266,9 +281,10 @@ def build_vertex_job(
     project: str,
     region: str,
     pipeline_root: str,
-    enable_caching: bool = True,
+    enable_caching: bool | None = None,
     work_dir: Path | None = None,
     credentials: Any = None,
+    labels: dict[str, str] | None = None,
 ) -> Any:
     """An `aiplatform.PipelineJob` for the compiled YAML, built but not submitted.
 
@@ -298,6 +314,7 @@ def build_vertex_job(
         project=project,
         location=region,
         credentials=credentials,
+        labels=labels,
     )
 
 

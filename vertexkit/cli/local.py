@@ -47,6 +47,7 @@ def up(
     cloud = LocalCloud(home=home, port=port, project=project).start()
     for name, value in cloud.env().items():
         print(f"export {name}={value}", flush=True)
+    print(f"# console: {cloud.url}/console/", flush=True)  # a comment: `eval` still works
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())

@@ -33,6 +33,10 @@ def test_local_up_prints_exports_first_then_serves_until_sigterm(tmp_path: Path)
             name, _, value = line.removeprefix("export ").strip().partition("=")
             exports[name] = value
         assert exports["STORAGE_EMULATOR_HOST"].startswith("http://127.0.0.1:")
+        console = process.stdout.readline().strip()
+        while console.startswith("export "):
+            console = process.stdout.readline().strip()
+        assert console == f"# console: {exports['STORAGE_EMULATOR_HOST']}/console/"
         client = storage.Client(
             project=exports["GOOGLE_CLOUD_PROJECT"],
             credentials=AnonymousCredentials(),

@@ -58,7 +58,13 @@ def run_command(
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="key=value (repeatable)")
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Run every task again")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Run every task again (else each task's own caching)")
+    ] = False,
+    max_parallel: Annotated[
+        int | None,
+        typer.Option(min=1, help="Task processes at once, locally (default: the core count)"),
+    ] = None,
     vertex: Annotated[bool, typer.Option("--vertex", help="Submit to Vertex AI Pipelines")] = False,
     project: ProjectOption = None,
     region: Annotated[
@@ -86,7 +92,7 @@ def run_command(
             pipeline_root,
             service_account,
             image,
-            not no_cache,
+            False if no_cache else None,
             wait,
         )
         return
@@ -98,9 +104,10 @@ def run_command(
             params,
             pipeline_yaml,
             home=home,
-            enable_caching=not no_cache,
+            enable_caching=False if no_cache else None,
             emit=progress,
             while_running=lambda run: summarize(console, run),
+            max_parallel=max_parallel,
         )
     except PipelineJobFailed as exc:
         fail(f"pipeline {name!r} {exc}")
@@ -121,7 +128,7 @@ def _submit_to_vertex(
     pipeline_root: str | None,
     service_account: str | None,
     image: str | None,
-    caching: bool,
+    caching: bool | None,
     wait: bool,
 ) -> None:
     if not project or not pipeline_root:

@@ -64,6 +64,12 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, message)
 
 
+def not_served(method: str, path: str) -> ApiError:
+    """A service or method the local cloud does not serve: 501, never 404 (a 404 reads as
+    "resource not found" and would make a client's not-found path pass falsely)."""
+    return ApiError(501, f"{method} /{path.lstrip('/')} is not served by the local cloud.")
+
+
 def conflict(message: str) -> ApiError:
     return ApiError(409, message)
 

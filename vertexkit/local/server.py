@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from vertexkit.context import CloudContext
-from vertexkit.local.errors import ApiError, api_error_handler
+from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
 from vertexkit.local.state import disk_full_handler
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PROJECT = "local-project"
 HOME_ENV = "VERTEXKIT_HOME"
+EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 log = logging.getLogger(__name__)
 
 
@@ -149,6 +150,8 @@ class LocalCloud:
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
         from vertexkit.local.bigquery.routes import BigQueryService
+        from vertexkit.local.console.routes import ConsoleService
+        from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
@@ -158,8 +161,12 @@ class LocalCloud:
         self.storage, self.bigquery, self.vertex = storage, bigquery, vertex
         self.services = [storage, bigquery, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
+        # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
+        routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())
         for service in self.services:
             routes.extend(service.routes())
+        routes.extend(ConsoleService(self).routes())  # reads the services' state
+        routes.append(Route("/{path:path}", _not_served, methods=EVERY_METHOD))
         handlers = {
             ApiError: api_error_handler,
             OSError: disk_full_handler,  # a full disk is a 507 with the reason, not a bare 500
@@ -168,6 +175,10 @@ class LocalCloud:
         app = Starlette(routes=routes, exception_handlers=handlers)
         app.add_middleware(RequestGuard)
         return app
+
+
+async def _not_served(request: Request) -> JSONResponse:
+    raise not_served(request.method, request.url.path)
 
 
 async def _health(_: Request) -> JSONResponse:

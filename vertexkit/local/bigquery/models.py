@@ -122,7 +122,10 @@ class Warehouse:
     def _configure(self) -> None:
         con = self.connection
         con.execute("SET GLOBAL TimeZone = 'UTC'")
-        con.execute("SET enable_progress_bar = false")  # long jobs must not draw on the console
+        # Long jobs must not draw on the console. Inside a Jupyter kernel without ipywidgets
+        # DuckDB refuses any change of this setting, so there its default stays.
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.execute("SET enable_progress_bar = false")
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(META_SCHEMA)}")
         for table, columns in (
             ("datasets", "project VARCHAR, dataset VARCHAR, body VARCHAR"),

@@ -16,6 +16,8 @@ import duckdb
 from vertexkit.local.bigquery.models import TableLocks
 from vertexkit.local.bigquery.sql import QueryError, TableName
 
+INTERRUPT_EVERY_S = 0.05  # how often a stopped job's statement is interrupted until it ends
+
 
 def timeout_error(timeout_ms: int) -> QueryError:
     """BigQuery's answer for a job past its jobTimeoutMs."""
@@ -70,7 +72,18 @@ class RunningJob:
             if self._finishing or self.stop_error is not None:
                 return
             self.stop_error = error
-            self.cursor.interrupt()
+        # DuckDB's interrupt reaches only a statement already executing: one that starts a
+        # moment later (the job thread was still translating) would run to its end. So keep
+        # interrupting until the job thread has noticed and finished.
+        threading.Thread(target=self._interrupt_until_done, daemon=True).start()
+
+    def _interrupt_until_done(self) -> None:
+        while not self.done.is_set():
+            with self._lock:
+                if self._finishing:
+                    return
+                self.cursor.interrupt()
+            self.done.wait(INTERRUPT_EVERY_S)
 
     def raise_if_stopped(self) -> None:
         if self.stop_error is not None:

@@ -10,9 +10,10 @@ from typing import Any
 from urllib.parse import quote
 
 from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.projects import project_number
 from vertexkit.local.storage.models import Listing, ObjectRecord
 
-PROJECT_NUMBER = "000000000000"
+DEFAULT_PROJECT = "local-project"
 
 
 def rfc3339(ns: int) -> str:
@@ -61,7 +62,7 @@ def bucket_resource(bucket: dict[str, Any], base_url: str) -> dict[str, Any]:
         "kind": "storage#bucket",
         "id": name,
         "selfLink": f"{base_url}/storage/v1/b/{quoted(name)}",
-        "projectNumber": PROJECT_NUMBER,
+        "projectNumber": project_number(bucket["project"] or DEFAULT_PROJECT),
         "name": name,
         "timeCreated": rfc3339(bucket["created_ns"]),
         "updated": rfc3339(bucket["updated_ns"]),
@@ -75,7 +76,9 @@ def bucket_resource(bucket: dict[str, Any], base_url: str) -> dict[str, Any]:
             "publicAccessPrevention": "inherited",
         },
     }
-    resource.update({k: v for k, v in stored.items() if k not in ("name", "kind", "id")})
+    resource.update(
+        {k: v for k, v in stored.items() if k not in ("name", "kind", "id") and k[0] != "_"}
+    )
     return resource
 
 

@@ -24,8 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vertexkit.local.errors import ApiError, bad_request, not_found
-from vertexkit.local.storage import responses
+from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
+from vertexkit.local.storage import iam, responses
 from vertexkit.local.storage.hashing import CHUNK, Hasher
 from vertexkit.local.storage.models import (
     WRITABLE_FIELDS,
@@ -35,10 +35,10 @@ from vertexkit.local.storage.models import (
     UploadSession,
 )
 from vertexkit.local.storage.names import check_bucket_labels, check_bucket_name, check_object_name
+from vertexkit.local.storage.responses import DEFAULT_PROJECT
 from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_page_size
 
-DEFAULT_PROJECT = "local-project"
 MAX_LIST_RESULTS = 1000
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -76,10 +76,10 @@ class StorageService:
         if not tail:
             return await self._bucket(request, bucket)
         collection, _, object_part = tail.partition("/")
+        if collection == "iam":
+            return await self._iam(request, bucket, object_part)
         if collection != "o":
-            raise ApiError(
-                501, f"The local Cloud Storage does not serve {collection!r} on buckets."
-            )
+            raise not_served(method, request.url.path)
         if not object_part:
             if method == "GET":
                 return await self._list_objects(request, bucket)
@@ -161,6 +161,22 @@ class StorageService:
             await run_in_threadpool(self.store.delete_bucket, bucket)
             return Response(status_code=204)
         raise ApiError(405, f"{request.method} is not supported on a bucket.")
+
+    async def _iam(self, request: Request, bucket: str, verb: str) -> Response:
+        """Bucket IAM as the SDK's staging-bucket checks call it: the project owns the bucket,
+        and the caller (the only user of this machine) holds every permission it asks about."""
+        found = await run_in_threadpool(self.store.get_bucket, bucket)
+        if request.method == "GET" and verb == "testPermissions":
+            return JSONResponse(iam.granted(request.query_params.getlist("permissions")))
+        if request.method == "GET" and not verb:
+            return JSONResponse(iam.policy_of(found))
+        if request.method == "PUT" and not verb:
+            policy = iam.checked_policy(await _json_body(request))
+            patched = await run_in_threadpool(
+                self.store.patch_bucket, bucket, {iam.STORED_KEY: policy}, None
+            )
+            return JSONResponse(iam.policy_of(patched))
+        raise not_served(request.method, request.url.path)
 
     # -- objects -----------------------------------------------------------------------------
     async def _list_objects(self, request: Request, bucket: str) -> Response:

@@ -36,3 +36,15 @@ def to_dict(message: Any) -> dict[str, Any]:
 def normalize(message_type: type[Any], body: dict[str, Any]) -> dict[str, Any]:
     """Round-trips a body through its proto type: validates it and canonicalises its JSON."""
     return to_dict(parse(message_type, body))
+
+
+def with_defaults(message_type: type[Any], body: dict[str, Any]) -> dict[str, Any]:
+    """A body as Vertex reads it: every field without presence that proto3 JSON leaves out
+    when it is zero (a `minValue` of 0, an empty list, an unset enum) filled with its default,
+    so a reader never mistakes "zero" for "missing"."""
+    message = parse(message_type, body)
+    return json.loads(
+        type(message).to_json(
+            message, including_default_value_fields=True, use_integers_for_enums=False
+        )
+    )

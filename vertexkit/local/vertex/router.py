@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import bad_request, not_served
 
 Handler = Callable[["VertexRequest"], Any]
 
@@ -94,7 +94,7 @@ class VertexRouter:
         path = request.path_params["path"]
         resolved = self.resolve(request.method, path)
         if resolved is None:
-            raise ApiError(404, f"The requested URL /{path} ({request.method}) was not found.")
+            raise not_served(request.method, path)
         handler, params = resolved
         raw = await request.body()
         try:

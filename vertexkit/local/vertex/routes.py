@@ -1,7 +1,8 @@
 """Vertex AI REST routes: `/v1/{name}` and `/ui/{name}`, dispatched by resource template.
 
 Each area registers its own handlers: `training` (custom jobs, tuning jobs), `registry`
-(models, evaluations, endpoints, prediction). Operations are served here.
+(models, evaluations, endpoints, prediction), `pipelines` (pipeline jobs, schedules),
+`training_pipelines` (training pipelines). Operations are served here.
 """
 
 from __future__ import annotations
@@ -37,11 +38,18 @@ class VertexService:
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.training.routes import register as register_training
+        from vertexkit.local.vertex.training_pipelines.routes import (
+            register as register_training_pipelines,
+        )
 
+        training = register_training(self.router, self.backend)
+        registry = register_registry(self.router, self.backend)
         self.areas = [
-            register_training(self.router, self.backend),
-            register_registry(self.router, self.backend),
+            training,
+            registry,
             register_pipelines(self.router, self.backend),
+            # Training pipelines run on the training executor and upload to the registry.
+            register_training_pipelines(self.router, self.backend, training, registry),
         ]
 
     def _register_operations(self) -> None:

@@ -10,31 +10,41 @@ The seam: both kfp.local orchestrators run every leaf task through
 `kfp.local.orchestrator.task_executor.execute_single_task(task_name, ...)`, and a task that
 really runs (not a cache hit) goes through `task_dispatcher.run_single_task_implementation`.
 Wrapping those two functions gives each task's start, end, status and cache hit without
-parsing kfp's log lines.
+parsing kfp's log lines (an importer always runs: it is never a cache hit). A task is named by
+its display name with its loop indices (`train [1]`), as the progress lines show it.
 
 A finished task's event also carries its outputs the way Vertex reports them in
 `PipelineTaskDetail`: artifacts as `{name: {"artifacts": [{uri, schemaTitle, metadata}]}}`
-(paths under the pipeline root shown as the `gs://` URIs they are on the local Cloud Storage)
 and output parameters as `output:NAME` keys of the task's execution metadata.
+
+What else makes kfp.local run a pipeline the way Vertex does, each in its own module:
+- executor inputs (here): output artifacts get `gs://` URIs under the pipeline root (a bucket of
+  the local Cloud Storage), and whole numbers inside list/struct parameters stay integers;
+- `task_handler`: the task process (packages_to_install in `task_envs`, `.path` of a `gs://`
+  URI through `task_main`, at most `maxParallel` tasks at once, the task's error);
+- `dag_runner`: a DAG's ready tasks and a loop's iterations run at once.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
+import os
 import re
 import sys
 import threading
 import traceback
-from collections import deque
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+
+from vertexkit.local.vertex.pipelines import dag_runner, task_handler
+from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
 
 RUN_FILE = "run.json"
 EVENTS_FILE = "events.jsonl"
-ERROR_TAIL_LINES = 15
+_ITERATION = re.compile(r"-iteration-(\d+)")
 
 
 def _now() -> str:
@@ -53,48 +63,6 @@ class EventLog:
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()
-
-
-class _TaskOutput(io.TextIOBase):
-    """Passes stdout through and keeps each thread's last lines: a failed task's traceback.
-
-    kfp.local prints a task's merged stdout/stderr from the thread that runs the task, so a
-    per-thread tail is the task's own output even when ParallelFor runs tasks in threads.
-    """
-
-    def __init__(self, target: TextIO) -> None:
-        self._target = target
-        self._local = threading.local()
-
-    def tail(self) -> deque[str]:
-        if not hasattr(self._local, "lines"):
-            self._local.lines = deque(maxlen=ERROR_TAIL_LINES)
-        return self._local.lines
-
-    def write(self, text: str) -> int:
-        self._target.write(text)
-        self.tail().extend(line for line in text.splitlines() if line.strip())
-        return len(text)
-
-    def flush(self) -> None:
-        self._target.flush()
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# kfp.local's own lines around a task's output: rules and "12:00:00.123 - ERROR - Task ..." logs.
-_KFP_DECORATION = re.compile(r"^(-{10,}|\d\d:\d\d:\d\d\.\d+ - [A-Z]+ - .*)$")
-
-
-def _error_summary(lines: list[str]) -> str:
-    """The exception line of a traceback (or the program's last error line), with the tail."""
-    lines = [_ANSI.sub("", line) for line in lines]
-    exception_lines = [
-        line
-        for line in lines
-        if not line.startswith((" ", "\t", "Traceback")) and not _KFP_DECORATION.match(line)
-    ]
-    headline = exception_lines[-1].strip() if exception_lines else "the task exited non-zero"
-    return headline + ("\n" + "\n".join(lines) if lines else "")
 
 
 class OutputRecorder:
@@ -159,40 +127,108 @@ def _json_value(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _hook_task_events(events: EventLog, output: _TaskOutput, recorder: OutputRecorder) -> None:
-    from kfp.local import status, task_dispatcher
+def task_label(task_name: str, task_spec: Any, pipeline_resource_name: str) -> tuple[str, str]:
+    """(display name, unique name) of a task as Vertex shows them: the task's display name
+    (`set_display_name`, else its name) with its loop indices, `train [1]`, and the dotted path
+    of the loops it runs in, `for-loop-2.iteration-1.train`."""
+    display = getattr(getattr(task_spec, "task_info", None), "name", "") or task_name
+    iterations = _ITERATION.findall(pipeline_resource_name)
+    if iterations:
+        display += " " + "".join(f"[{index}]" for index in iterations)
+    scopes = pipeline_resource_name.split("/")[1:]  # the first part is the run itself
+    unique = ".".join(
+        [*(scope.replace("-iteration-", ".iteration-") for scope in scopes), task_name]
+    )
+    return display, unique
+
+
+def _hook_task_events(events: EventLog, recorder: OutputRecorder) -> None:
+    """Wraps kfp.local's per-task seam: a start and an end event for every leaf task."""
+    from kfp.local import importer_handler, status, task_dispatcher
     from kfp.local.orchestrator import task_executor
 
     execute_single_task = task_executor.execute_single_task
     run_single_task = task_dispatcher.run_single_task_implementation
+    run_importer = importer_handler.run_importer
     ids = itertools.count(1)
     local = threading.local()
 
     def run_and_mark(*args: Any, **kwargs: Any) -> Any:
         local.executed = True
+        task_handler.refuse_unless_lightweight(kwargs["executor_spec"].container)
         return run_single_task(*args, **kwargs)
+
+    def import_and_mark(*args: Any, **kwargs: Any) -> Any:
+        local.executed = True  # an importer runs every time: it is never served from cache
+        return run_importer(*args, **kwargs)
 
     def execute_with_events(task_name: str, *args: Any, **kwargs: Any) -> Any:
         task_id = next(ids)
         local.executed = False
-        output.tail().clear()
-        events.write("task_started", task_id=task_id, task=task_name)
-        try:
-            outputs, task_status = execute_single_task(task_name, *args, **kwargs)
-        except BaseException as exc:
-            events.write("task_failed", task_id=task_id, task=task_name, error=repr(exc))
-            raise
+        display, unique = task_label(
+            task_name, kwargs.get("task_spec"), kwargs.get("pipeline_resource_name", "")
+        )
+        context = task_handler.current_task()
+        context.label, context.error = display, None
+        with task_handler.task_slot():
+            events.write("task_started", task_id=task_id, task=display, unique=unique)
+            try:
+                outputs, task_status = execute_single_task(task_name, *args, **kwargs)
+            except Exception as exc:  # a task that cannot start fails alone, with its reason
+                traceback.print_exc()
+                error = f"{type(exc).__name__}: {exc}"
+                events.write("task_failed", task_id=task_id, task=display, error=error)
+                return {}, status.Status.FAILURE
         if task_status == status.Status.SUCCESS:
             kind = "task_succeeded" if local.executed else "task_cached"
             schemas = _declared_schemas(kwargs.get("task_spec"), kwargs.get("components"))
-            events.write(kind, task_id=task_id, task=task_name, **recorder.fields(outputs, schemas))
+            events.write(kind, task_id=task_id, task=display, **recorder.fields(outputs, schemas))
         else:
-            error = _error_summary(list(output.tail()))
-            events.write("task_failed", task_id=task_id, task=task_name, error=error)
+            error = context.error or "the task failed"
+            events.write("task_failed", task_id=task_id, task=display, error=error)
         return outputs, task_status
 
     task_executor.execute_single_task = execute_with_events
     task_dispatcher.run_single_task_implementation = run_and_mark
+    importer_handler.run_importer = import_and_mark
+
+
+def _hook_executor_input(recorder: OutputRecorder) -> None:
+    """Executor inputs as Vertex writes them: output artifacts under the pipeline root by their
+    `gs://` URI, and whole numbers inside list and struct parameters as integers (Vertex's
+    launcher prints a protobuf number 20.0 as `20`; Python's json_format would say 20.0)."""
+    from kfp.local import executor_input_utils
+
+    artifact_list = executor_input_utils.artifact_type_schema_to_artifact_list
+    to_dict = executor_input_utils.executor_input_to_dict
+
+    def gs_artifact_list(name: str, artifact_type: Any, task_root: str) -> Any:
+        listed = artifact_list(name=name, artifact_type=artifact_type, task_root=task_root)
+        for artifact in listed.artifacts:
+            artifact.uri = recorder.uri(artifact.uri)
+        return listed
+
+    def integral_dict(executor_input: Any, component_spec: Any) -> dict[str, Any]:
+        converted = to_dict(executor_input=executor_input, component_spec=component_spec)
+        values = converted.get("inputs", {}).get("parameterValues", {})
+        for name, value in values.items():
+            if isinstance(value, (list, dict)):
+                values[name] = whole_numbers_as_int(value)
+        return converted
+
+    executor_input_utils.artifact_type_schema_to_artifact_list = gs_artifact_list
+    executor_input_utils.executor_input_to_dict = integral_dict
+
+
+def whole_numbers_as_int(value: Any) -> Any:
+    """`{"n": 20.0, "r": 0.5}` -> `{"n": 20, "r": 0.5}`, through lists and dicts."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [whole_numbers_as_int(item) for item in value]
+    if isinstance(value, dict):
+        return {key: whole_numbers_as_int(item) for key, item in value.items()}
+    return value
 
 
 def _typed_parameters(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -203,7 +239,35 @@ def _typed_parameters(spec: dict[str, Any], values: dict[str, Any]) -> dict[str,
         kind = declared.get(name, {}).get("parameterType")
         if kind == "NUMBER_INTEGER" and isinstance(value, float) and value.is_integer():
             typed[name] = int(value)
+        elif kind in ("LIST", "STRUCT"):
+            typed[name] = whole_numbers_as_int(value)
     return typed
+
+
+def storage_root(settings: dict[str, Any]) -> str | None:
+    """The local Cloud Storage folder that holds every bucket: the pipeline root's path less its
+    `gs://` URI's bucket and path."""
+    path, uri = settings["pipelineRoot"].rstrip("/"), settings.get("pipelineRootUri") or ""
+    inside = uri.removeprefix("gs://").rstrip("/")
+    if not uri.startswith("gs://") or not path.endswith("/" + inside):
+        return None
+    return path[: -len(inside) - 1]
+
+
+def _install_task_handler(settings: dict[str, Any]) -> int:
+    max_parallel = int(settings.get("maxParallel") or os.cpu_count() or 1)
+    env_root = Path(settings.get("taskEnvRoot") or Path(settings["cacheRoot"]).parent / "task-envs")
+    task_handler.install(
+        task_handler.HandlerSettings(
+            environments=TaskEnvironments(env_root),
+            gcs_mount=storage_root(settings),
+            max_parallel=max_parallel,
+        )
+    )
+    dag_runner.install(max_parallel)
+    # kfp.local warns that a display name has no effect; here it names the task's details.
+    warnings.filterwarnings("ignore", message=r".*settings \['display_name'\] have no effect")
+    return max_parallel
 
 
 def run(job_dir: Path) -> int:
@@ -211,10 +275,10 @@ def run(job_dir: Path) -> int:
 
     settings = json.loads((job_dir / RUN_FILE).read_text())
     events = EventLog(job_dir / EVENTS_FILE)
-    output = _TaskOutput(sys.stdout)
-    sys.stdout = output  # type: ignore[assignment]
     recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
-    _hook_task_events(events, output, recorder)
+    _hook_task_events(events, recorder)
+    _hook_executor_input(recorder)
+    _install_task_handler(settings)
     local.init(
         runner=local.SubprocessRunner(use_venv=False),
         pipeline_root=settings["pipelineRoot"],

@@ -23,6 +23,7 @@ from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
 
 POLL_SECONDS = 0.1
+MAX_PARALLEL_LABEL = "vertexkit-max-parallel"
 KILL_GRACE_SECONDS = 5.0
 
 
@@ -69,6 +70,7 @@ class PipelineRunner:
             "pipelineRootUri": pipeline_root_uri or self._gs_uri(pipeline_root),
             "enableCaching": enable_caching,
             "cacheRoot": str(self.backend.home / "kfp-cache"),
+            "maxParallel": _max_parallel(job),
         }
         (job_dir / RUN_FILE).write_text(json.dumps(settings))
         (job_dir / EVENTS_FILE).write_text("")
@@ -189,7 +191,7 @@ class _EventFollower:
                 "taskId": str(task_id),
                 "parentTaskId": tasks[0]["taskId"] if tasks else None,
                 "taskName": event["task"],
-                "taskUniqueName": event["task"],
+                "taskUniqueName": event.get("unique", event["task"]),
                 "createTime": at,
             }
             models.set_task_state(task, models.TASK_RUNNING, at)
@@ -232,6 +234,12 @@ class _EventFollower:
             reason = self._pipeline_error or f"the pipeline process exited with {returncode}"
             models.end_open_tasks(job, models.TASK_FAILED)
             _fail(job, reason)
+
+
+def _max_parallel(job: Resource) -> int | None:
+    """`vertexkit run --max-parallel N` travels as the job label MAX_PARALLEL_LABEL."""
+    value = (job.get("labels") or {}).get(MAX_PARALLEL_LABEL, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def _record_outputs(task: Resource, event: dict[str, Any]) -> None:

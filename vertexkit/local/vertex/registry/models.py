@@ -129,10 +129,10 @@ class ModelRegistry:
         return sorted(found, key=lambda version: int(version["versionId"]))
 
     def render(self, version: Resource, model: Resource | None = None) -> Resource:
-        """A version as Vertex answers it: Model JSON with its aliases (`default` first)."""
+        """A version as Vertex answers it: Model JSON with its aliases in the order they were
+        given (the model's alias map keeps assignment order; see `_place_alias`)."""
         model = model or self.model_doc(version["name"])
-        aliases = sorted(a for a, v in model["aliases"].items() if v == version["versionId"])
-        aliases.sort(key=lambda alias: alias != DEFAULT_ALIAS)
+        aliases = [a for a, v in model["aliases"].items() if v == version["versionId"]]
         body = {k: v for k, v in version.items() if not k.startswith("_")}
         if aliases:
             body["versionAliases"] = aliases
@@ -229,7 +229,7 @@ class ModelRegistry:
 
         def change(doc: Resource) -> None:
             for alias in aliases:  # an alias held by another version moves here
-                doc["aliases"][alias] = version_id
+                _place_alias(doc, alias, version_id)
 
         model.update(self.store.mutate(model["name"], change, "Model"))
 
@@ -258,9 +258,11 @@ class ModelRegistry:
         if not changes:
             raise bad_request("version_aliases is required.")
         validate_aliases(changes, "version_aliases", allow_removal=True)
-        adds = {alias for alias in changes if not alias.startswith("-")}
+        added = [alias for alias in changes if not alias.startswith("-")]
         removes = {alias[1:] for alias in changes if alias.startswith("-")}
-        adds, removes = adds - removes, removes - adds  # adding and removing cancel out
+        # Adding and removing cancel out; the added ones keep the order given.
+        adds = [alias for alias in dict.fromkeys(added) if alias not in removes]
+        removes -= set(added)
         if DEFAULT_ALIAS in removes:
             raise bad_request(
                 "version_aliases: the default alias cannot be removed; add it to another "
@@ -275,7 +277,7 @@ class ModelRegistry:
                     if doc["aliases"].get(alias) == version_id:
                         del doc["aliases"][alias]
                 for alias in adds:
-                    doc["aliases"][alias] = version_id
+                    _place_alias(doc, alias, version_id)
 
             model = self.store.mutate(model["name"], change, "Model")
             version = self._touch(version)
@@ -423,3 +425,11 @@ class ModelRegistry:
     @staticmethod
     def _public(resource: Resource) -> Resource:
         return {k: v for k, v in resource.items() if not k.startswith("_")}
+
+
+def _place_alias(doc: Resource, alias: str, version_id: str) -> None:
+    """Assigns an alias at the end of the model's map, so a version lists its aliases in the
+    order they were given (a moved alias is given anew)."""
+    if doc["aliases"].get(alias) != version_id:
+        doc["aliases"].pop(alias, None)
+        doc["aliases"][alias] = version_id

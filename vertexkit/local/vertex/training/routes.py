@@ -6,6 +6,7 @@ by `vertexkit.specs` before anything is stored or run.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -28,6 +29,12 @@ NO_ENTRYPOINT = (
 )
 
 
+# Linux's MAX_ARG_STRLEN for one argv/env string, and half of ARG_MAX for all of them (the
+# other half is left to the environment the local cloud adds).
+MAX_ARG_BYTES = 128 * 1024
+MAX_EXEC_BYTES = min(os.sysconf("SC_ARG_MAX"), 2 * 1024 * 1024) // 2
+
+
 def failed_precondition(message: str) -> ApiError:
     return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
 
@@ -44,13 +51,43 @@ def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:
         if "containerSpec" in pool:
             if not pool["containerSpec"].get("command"):
                 raise SpecError(field, NO_ENTRYPOINT.format(field=f"{field}.containerSpec"))
+            check_fits_in_a_process(pool["containerSpec"], f"{field}.containerSpec")
         elif "pythonPackageSpec" in pool:
             package = pool["pythonPackageSpec"]
             for key in ("packageUris", "pythonModule"):
                 if not package.get(key):
                     raise SpecError(f"{field}.pythonPackageSpec.{key}", "is required")
+            check_fits_in_a_process(package, f"{field}.pythonPackageSpec")
         else:
             raise SpecError(field, "give containerSpec or pythonPackageSpec")
+
+
+def check_fits_in_a_process(spec: dict[str, Any], field: str) -> None:
+    """A replica is a local process: its command, args and env must fit what exec() takes
+    (one string under MAX_ARG_STRLEN, all of them well under ARG_MAX), or it would fail to
+    start long after the job was accepted."""
+    sizes = dict(exec_string_sizes(spec))
+    for name, size in sizes.items():
+        if size > MAX_ARG_BYTES:
+            raise SpecError(
+                f"{field}.{name}", f"is {size} bytes; a local process takes {MAX_ARG_BYTES}"
+            )
+    if sum(sizes.values()) > MAX_EXEC_BYTES:
+        total = sum(sizes.values())
+        raise SpecError(
+            field, f"command, args and env take {total} bytes; at most {MAX_EXEC_BYTES}"
+        )
+
+
+def exec_string_sizes(spec: dict[str, Any]) -> list[tuple[str, int]]:
+    """(field, bytes exec() needs) for each string of a pool's command, args and env."""
+    env = [f"{item.get('name', '')}={item.get('value', '')}" for item in spec.get("env") or []]
+    groups = {"command": spec.get("command") or [], "args": spec.get("args") or [], "env": env}
+    return [
+        (f"{key}[{i}]", len(str(value).encode()) + 1)
+        for key, values in groups.items()
+        for i, value in enumerate(values)
+    ]
 
 
 def validated(check: Any, *args: Any) -> None:
@@ -113,7 +150,8 @@ class TrainingArea:
         validated(validate_custom_job_spec, body["trialJobSpec"])
         validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
         validated(self.executor.gpus.check_fits, body["trialJobSpec"], "trialJobSpec")
-        validated(check_study_spec, body["studySpec"])
+        study = protos.with_defaults(aiplatform_v1.StudySpec, body["studySpec"])
+        validated(check_study_spec, study)
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()

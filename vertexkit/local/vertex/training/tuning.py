@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from google.cloud import aiplatform_v1
 from optuna.trial import TrialState
 
+from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.store import now_rfc3339
 from vertexkit.local.vertex.training import models
 from vertexkit.local.vertex.training.execution import Executor, JobControl, JobLog
@@ -218,7 +220,7 @@ class TuningRun:
         self.name = job["name"]
         self.job_id = self.name.rsplit("/", 1)[1]
         self.control = control
-        self.study_spec = job["studySpec"]
+        self.study_spec = protos.with_defaults(aiplatform_v1.StudySpec, job["studySpec"])
         self.trial_spec = job["trialJobSpec"]
         self.dir = executor.root / self.job_id
         self.log = JobLog(self.dir)

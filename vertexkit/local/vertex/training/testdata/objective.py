@@ -13,6 +13,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--lr", type=float, required=True)
 parser.add_argument("--depth", type=int, required=True)
 parser.add_argument("--optimizer", default="sgd")
+parser.add_argument("--momentum", type=float, default=0.0)  # tuned, not scored: a zero bound
 parser.add_argument("--fail_above_depth", type=int, default=None)
 parser.add_argument("--no_report", action="store_true")
 args = parser.parse_args()

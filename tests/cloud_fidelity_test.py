@@ -1,0 +1,101 @@
+"""What the SDKs call around their resources, answered as Google answers it: what is not
+served is a 501 (never a 404, which reads as "not found"), bucket IAM, Resource Manager's
+project number."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+from google.api_core import exceptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform, aiplatform_v1, resourcemanager_v3
+
+from vertexkit.context import CloudContext
+from vertexkit.local import LocalCloud
+from vertexkit.local.projects import project_number
+
+
+def test_a_vertex_service_not_served_is_501(cloud_context: CloudContext) -> None:
+    client = cloud_context._gapic(aiplatform_v1.FeaturestoreServiceClient)
+    with pytest.raises(exceptions.MethodNotImplemented, match="not served by the local cloud"):
+        client.list_featurestores(parent=cloud_context.parent)
+
+
+def test_an_unknown_job_in_a_served_collection_is_404(cloud_context: CloudContext) -> None:
+    cloud_context.init_aiplatform()
+    with pytest.raises(exceptions.NotFound):
+        aiplatform.CustomJob.get(f"{cloud_context.parent}/customJobs/424242")
+
+
+def test_a_bigquery_method_not_served_is_501(cloud_context: CloudContext) -> None:
+    client = cloud_context.bigquery_client()
+    with pytest.raises(exceptions.MethodNotImplemented, match="not served by the local cloud"):
+        list(client.list_routines("local-project.some_dataset"))
+
+
+def test_a_storage_method_not_served_is_501(cloud_context: CloudContext) -> None:
+    client = cloud_context.storage_client()
+    bucket = client.bucket("vertexkit-iam")
+    if not bucket.exists():
+        bucket = client.create_bucket("vertexkit-iam")
+    with pytest.raises(exceptions.MethodNotImplemented, match="not served by the local cloud"):
+        list(bucket.list_notifications())
+
+
+def test_bucket_iam_policy_and_permissions(cloud_context: CloudContext) -> None:
+    client = cloud_context.storage_client()
+    bucket = client.bucket("vertexkit-iam")
+    if not bucket.exists():
+        bucket = client.create_bucket("vertexkit-iam")
+    policy = bucket.get_iam_policy()
+    assert "projectOwner:local-project" in policy["roles/storage.legacyBucketOwner"]
+    # What the SDK's pipeline-bucket set-up does to a new bucket: add the service account.
+    account = "serviceAccount:123-compute@developer.gserviceaccount.com"
+    policy.setdefault("roles/storage.objectViewer", set()).add(account)
+    bucket.set_iam_policy(policy)
+    assert account in bucket.get_iam_policy()["roles/storage.objectViewer"]
+    asked = ["storage.objects.get", "storage.objects.create", "storage.buckets.get"]
+    assert sorted(bucket.test_iam_permissions(asked)) == sorted(asked)
+    bucket.reload()
+    assert "_iamBindings" not in bucket._properties
+
+
+def test_bucket_iam_of_a_missing_bucket_is_404(cloud_context: CloudContext) -> None:
+    bucket = cloud_context.storage_client().bucket("vertexkit-no-such-bucket")
+    with pytest.raises(exceptions.NotFound):
+        bucket.get_iam_policy()
+
+
+def test_projects_get_v3_through_the_rest_client(local_cloud: LocalCloud) -> None:
+    client = resourcemanager_v3.ProjectsClient(
+        credentials=AnonymousCredentials(),
+        transport="rest",
+        client_options={"api_endpoint": local_cloud.url},
+    )
+    project = client.get_project(name="projects/local-project")
+    number = project.name.split("/", 1)[1]
+    assert project.project_id == "local-project" and number == project_number("local-project")
+    assert client.get_project(name=project.name).project_id == "local-project"
+    # The SDK's bucket-ownership check compares these two numbers.
+    bucket = local_cloud.context().storage_client().bucket("vertexkit-iam")
+    bucket.reload()
+    assert str(bucket.project_number) == number
+
+
+def test_projects_get_v1(local_cloud: LocalCloud) -> None:
+    with urllib.request.urlopen(f"{local_cloud.url}/v1/projects/local-project") as response:
+        project = json.load(response)
+    assert project["projectNumber"] == project_number("local-project")
+    assert project["lifecycleState"] == "ACTIVE"
+
+
+def test_projects_get_of_an_unknown_number_is_403(local_cloud: LocalCloud) -> None:
+    client = resourcemanager_v3.ProjectsClient(
+        credentials=AnonymousCredentials(),
+        transport="rest",
+        client_options={"api_endpoint": local_cloud.url},
+    )
+    with pytest.raises(exceptions.Forbidden):
+        client.get_project(name="projects/123")

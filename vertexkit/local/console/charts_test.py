@@ -1,0 +1,35 @@
+"""Server-side SVG charts: one cell per confusion-matrix entry, the best trial marked."""
+
+from __future__ import annotations
+
+from vertexkit.local.console import charts
+
+
+def test_confusion_matrix_has_a_cell_per_entry_and_escaped_labels() -> None:
+    svg = charts.confusion_matrix(["<i>a</i>", "b"], [[5, 1], [0, 7]])
+    assert svg.count('class="cell"') == 4
+    assert "<i>" not in svg and "&lt;i&gt;a&lt;/i&gt;" in svg
+    assert all(f">{value}<" in svg for value in (5, 1, 0, 7))
+    assert 'data-true="b" data-predicted="b"' in svg
+
+
+def test_classification_parts_read_kfp_metadata() -> None:
+    metadata = {
+        "confusionMatrix": {
+            "annotationSpecs": [{"displayName": "x"}, {"displayName": "y"}],
+            "rows": [{"row": [1, 2]}, {"row": [3, 4]}],
+        },
+        "confidenceMetrics": [{"falsePositiveRate": 0.1, "recall": 0.9}],
+    }
+    assert charts.classification_parts(metadata) == (["x", "y"], [[1, 2], [3, 4]])
+    assert charts.roc_points(metadata) == [(0.1, 0.9)]
+
+
+def test_trial_chart_marks_the_best_trial_only() -> None:
+    svg = charts.trial_chart([("1", 0.2), ("2", 0.9), ("3", 0.5)], best="2")
+    assert svg.count('class="bar best"') == 1
+    assert 'data-trial="2"' in svg and "2 ★" in svg
+
+
+def test_trial_chart_without_trials_says_so() -> None:
+    assert "no finished trials" in charts.trial_chart([], best=None)

@@ -1,0 +1,372 @@
+"""The console's routes under `/console/`: pages (GET), live state (JSON), actions (POST).
+
+Reads go to the services' own stores and models; actions call the very handlers the Vertex REST
+routes dispatch to (`VertexRouter.resolve`), so a cancel, a pause or a prediction from the
+console is the same request the SDK would send. Nothing runs in the background: with no browser
+open the console costs a run nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from vertexkit.local.console import pages, runs
+from vertexkit.local.console.data import bigquery_page, storage_page
+from vertexkit.local.console.security import (
+    ARTIFACT_HEADERS,
+    CSRF_FIELD,
+    PAGE_HEADERS,
+    Csrf,
+    require_own_origin,
+)
+from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
+from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
+
+if TYPE_CHECKING:
+    from vertexkit.local.server import LocalCloud
+
+STATIC = Path(__file__).parent / "static"
+PREVIEW_BYTES = 4096
+LOG_TAIL_BYTES = 64 * 1024
+MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoint enforces
+Resource = dict[str, Any]
+
+
+class ConsoleService:
+    """The console's room in the local cloud: `routes()` is all the server registers."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.csrf = Csrf()
+
+    # -- plumbing ------------------------------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        return self.cloud.vertex.backend.store
+
+    def registry(self) -> Any:
+        from vertexkit.local.vertex.registry.routes import RegistryArea
+
+        return next(a for a in self.cloud.vertex.areas if isinstance(a, RegistryArea))
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/console", self.home),
+            Route("/console/", self.home),
+            Mount("/console/static", StaticFiles(directory=STATIC), name="console-static"),
+            Route("/console/pipelines", self.pipelines),
+            Route("/console/training", self.training),
+            Route("/console/models", self.models),
+            Route("/console/endpoints", self.endpoints),
+            Route("/console/schedules", self.schedules),
+            Route("/console/bigquery", self.bigquery),
+            Route("/console/storage", self.storage),
+            Route("/console/artifact", self.artifact),
+            Route("/console/download", self.download),
+            Route("/console/actions/{action}", self.action, methods=["POST"]),
+            Route("/console/{name:path}/state.json", self.run_state),
+            Route("/console/{name:path}", self.resource),
+        ]
+
+    def session(self, request: Request) -> str:
+        """This browser's console session (a new one when it has no cookie yet)."""
+        if not hasattr(request.state, "console_session"):
+            request.state.console_session, request.state.console_new = self.csrf.session(request)
+        return request.state.console_session
+
+    def token(self, request: Request) -> str:
+        """The CSRF token the page's forms carry, bound to this browser's session."""
+        return self.csrf.token(self.session(request))
+
+    def respond(self, request: Request, markup: str, status: int = 200) -> HTMLResponse:
+        """An HTML page with the console's headers and, for a new browser, its session cookie."""
+        response = HTMLResponse(markup, status_code=status, headers=PAGE_HEADERS)
+        session = self.session(request)
+        if request.state.console_new:
+            response.set_cookie(
+                self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
+            )
+        return response
+
+    # -- lists ---------------------------------------------------------------------------------
+    async def home(self, _: Request) -> Response:
+        return RedirectResponse("/console/pipelines", status_code=302)
+
+    def pipeline_jobs(self) -> list[Resource]:
+        jobs = self.store.list(PIPELINE_JOBS)
+        return sorted(jobs, key=lambda job: job.get("createTime", ""), reverse=True)
+
+    def schedule_names(self) -> dict[str, str]:
+        return {s["name"]: s.get("displayName", s["name"]) for s in self.store.list(SCHEDULES)}
+
+    async def pipelines(self, request: Request) -> Response:
+        jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
+        return self.respond(request, pages.runs_list(jobs, names))
+
+    async def training(self, request: Request) -> Response:
+        custom = self.store.list(CUSTOM_JOBS)
+        tuning = self.store.list(TUNING_JOBS)
+        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1]))
+
+    async def models(self, request: Request) -> Response:
+        registry = self.registry().models
+        listed = [(m, registry.versions(m["name"])) for m in self.store.list("models")]
+        return self.respond(request, pages.models_list(listed))
+
+    async def endpoints(self, request: Request) -> Response:
+        return self.respond(request, pages.endpoints_list(self.store.list("endpoints")))
+
+    async def schedules(self, request: Request) -> Response:
+        return self.respond(
+            request, pages.schedules_list(self.store.list(SCHEDULES), self.token(request))
+        )
+
+    async def bigquery(self, request: Request) -> Response:
+        body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
+        return self.respond(request, body)
+
+    async def storage(self, request: Request) -> Response:
+        body = await run_in_threadpool(storage_page, self.cloud, dict(request.query_params))
+        return self.respond(request, body)
+
+    # -- one resource --------------------------------------------------------------------------
+    async def resource(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        collection = name.split("/")[4] if name.count("/") >= 5 else ""
+        handler = {
+            PIPELINE_JOBS: self.run_page,
+            "models": self.model_page,
+            "endpoints": self.endpoint_page,
+            CUSTOM_JOBS: self.custom_job_page,
+            TUNING_JOBS: self.tuning_job_page,
+            SCHEDULES: self.schedule_page,
+        }.get(collection)
+        if handler is None:
+            return self.respond(
+                request, pages.error_page(404, f"No console page for {name!r}."), 404
+            )
+        try:
+            return await handler(request, name)
+        except ApiError as error:
+            return self.respond(request, pages.error_page(error.code, error.message), error.code)
+
+    async def run_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "PipelineJob")
+        task = request.query_params.get("task")
+        view = await run_in_threadpool(self.task_view, job, task) if task else None
+        schedule = job.get("scheduleName", "")
+        schedule_name = self.schedule_names().get(schedule, schedule)
+        return self.respond(request, pages.run_page(job, self.token(request), view, schedule_name))
+
+    def task_view(self, job: Resource, task: str) -> pages.TaskView:
+        log_file = self.cloud.vertex.backend.home / "pipelineJobs" / runs.job_id(job) / "driver.log"
+        text = log_file.read_text(errors="replace") if log_file.exists() else ""
+        previews = {}
+        for detail in runs.task_details(job).values():
+            for output in (detail.get("outputs") or {}).values():
+                for artifact in output.get("artifacts") or []:
+                    if artifact.get("schemaTitle") == "system.Dataset":
+                        previews[artifact["uri"]] = self.preview(artifact["uri"])
+        return pages.TaskView(task, runs.task_log(text, task), previews)
+
+    def preview(self, uri: str) -> str:
+        """The first bytes of a text artifact (CSV, JSON lines); binary files say what they are."""
+        try:
+            path = self.cloud.storage.gs_uri_to_path(uri)
+        except ApiError:
+            return ""
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+            path = files[0] if files else path
+        if not path.is_file():
+            return ""
+        head = path.read_bytes()[:PREVIEW_BYTES]
+        if b"\0" in head or path.suffix == ".parquet":
+            return f"{path.name}: {path.stat().st_size} bytes (binary, download it to read)"
+        return head.decode(errors="replace")
+
+    async def run_state(self, request: Request) -> Response:
+        """The live view's poll: the run's state and each task's, a few hundred bytes."""
+        job = self.store.get(request.path_params["name"], "PipelineJob")
+        body = {
+            "state": runs.short_state(job.get("state", "")),
+            "running": runs.is_running(job),
+            "duration": runs.duration(job),
+            "tasks": runs.task_states(job),
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def model_page(self, request: Request, name: str) -> Response:
+        registry = self.registry().models
+        model = registry.model_doc(name)
+        versions = [registry.render(v, model) for v in registry.versions(name)]
+        location = name.rsplit("/models/", 1)[0]
+        model_id = name.rsplit("/", 1)[-1]
+        evaluations = {
+            v["versionId"]: registry.list_evaluations(location, f"{model_id}@{v['versionId']}")
+            for v in versions
+        }
+        return self.respond(request, pages.model_page(model, versions, evaluations))
+
+    async def endpoint_page(self, request: Request, name: str) -> Response:
+        endpoint = self.registry().endpoints.get(name)
+        return self.respond(request, pages.endpoint_page(endpoint, self.token(request)))
+
+    async def custom_job_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "CustomJob")
+        logs = await run_in_threadpool(self.job_logs, name)
+        return self.respond(request, pages.custom_job_page(job, logs))
+
+    async def tuning_job_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "HyperparameterTuningJob")
+        logs = await run_in_threadpool(self.job_logs, name)
+        return self.respond(request, pages.tuning_job_page(job, logs))
+
+    def job_logs(self, name: str) -> list[tuple[str, str]]:
+        """The training runner's logs for a job: job.log, then each replica's (per trial),
+        the last LOG_TAIL_BYTES of each."""
+        job_dir = self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
+        if not job_dir.is_dir():
+            return []
+        replicas = sorted(job_dir.rglob("workerpool*.log"), key=lambda p: (len(p.parts), p))
+        files = [p for p in [job_dir / "job.log", *replicas] if p.is_file()]
+        return [(p.relative_to(job_dir).as_posix(), tail(p)) for p in files]
+
+    async def schedule_page(self, request: Request, name: str) -> Response:
+        schedule = self.store.get(name, "Schedule")
+        jobs = [j for j in self.pipeline_jobs() if j.get("scheduleName") == name]
+        return self.respond(request, pages.schedule_page(schedule, jobs, self.token(request)))
+
+    # -- artifacts and downloads ---------------------------------------------------------------
+    def object_file(self, uri: str) -> Path:
+        path = self.cloud.storage.gs_uri_to_path(uri)  # validates the name: stays in the store
+        if not path.is_file():
+            raise not_found(f"{uri} is not an object of the local Cloud Storage.")
+        return path
+
+    async def artifact(self, request: Request) -> Response:
+        """An HTML/Markdown artifact, sandboxed by its own CSP header (no script, opaque origin)."""
+        uri = request.query_params.get("uri", "")
+        try:
+            path = self.object_file(uri)
+        except ApiError as error:
+            return Response(
+                error.message,
+                status_code=error.code,
+                headers=ARTIFACT_HEADERS,
+                media_type="text/plain",
+            )
+        # KFP names an HTML artifact's file after the output (no suffix): the page says what it is.
+        media = "text/html" if request.query_params.get("type") == "html" else "text/plain"
+        return Response(path.read_bytes(), headers=ARTIFACT_HEADERS, media_type=media)
+
+    async def download(self, request: Request) -> Response:
+        uri = request.query_params.get("uri", "")
+        path = self.object_file(uri)
+        media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(
+            path,
+            media_type=media,
+            filename=path.name,
+            content_disposition_type="attachment",
+            headers={**PAGE_HEADERS, "Content-Security-Policy": "sandbox"},
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+    async def action(self, request: Request) -> Response:
+        require_own_origin(request)
+        form = await read_form(request)
+        self.csrf.check(request, str(form.get(CSRF_FIELD, "")))
+        action = request.path_params["action"]
+        name = str(form.get("name", ""))
+        if action == "predict":
+            return await self.predict(request, name, str(form.get("instances", "")))
+        verbs = {"cancel": ":cancel", "pause": ":pause", "resume": ":resume"}
+        if action not in verbs:
+            raise bad_request(f"action: {action!r} is not one of {', '.join([*verbs, 'predict'])}")
+        await run_in_threadpool(self.call_vertex, name + verbs[action], {})
+        back = pages.resource_url(name) if action == "cancel" else "/console/schedules"
+        return RedirectResponse(back, status_code=303)
+
+    def call_vertex(self, path: str, body: Resource) -> Any:
+        """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
+        resolved = self.cloud.vertex.router.resolve("POST", path)
+        if resolved is None:
+            raise not_found(f"{path} is not a Vertex resource action.")
+        handler, params = resolved
+        content_length = len(json.dumps(body))
+        request = VertexRequest(
+            "POST", path, params, {}, body, {"content-length": str(content_length)}
+        )
+        return handler(request)
+
+    async def predict(self, request: Request, name: str, instances_text: str) -> Response:
+        token = self.token(request)
+        endpoint = self.registry().endpoints.get(name)
+        try:
+            instances = json.loads(instances_text)
+        except json.JSONDecodeError as exc:
+            markup = pages.endpoint_page(
+                endpoint, token, instances_text, error=f"instances: not JSON ({exc})"
+            )
+            return self.respond(request, markup, 400)
+        try:
+            result = await run_in_threadpool(
+                self.call_vertex, name + ":predict", {"instances": instances}
+            )
+        except ApiError as error:
+            markup = pages.endpoint_page(endpoint, token, instances_text, error=error.message)
+            return self.respond(request, markup, error.code)
+        markup = pages.endpoint_page(endpoint, token, instances_text, result=result)
+        return self.respond(request, markup)
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """An HTML form's fields (urlencoded, what the console's forms send), size capped.
+
+    Parsed here rather than with Starlette's `request.form()`, which needs python-multipart
+    for a format the console never sends."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/x-www-form-urlencoded":
+        raise bad_request(f"Content-Type {media_type!r}: console actions are HTML form posts.")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise ApiError(413, f"A console form is at most {MAX_FORM_BYTES} bytes.")
+    return {
+        key: values[-1]
+        for key, values in parse_qs(body.decode(errors="replace"), keep_blank_values=True).items()
+    }
+
+
+def tail(path: Path) -> str:
+    with path.open("rb") as file:
+        file.seek(max(path.stat().st_size - LOG_TAIL_BYTES, 0))
+        return file.read().decode(errors="replace")
+
+
+def console_url(base_url: str) -> str:
+    return f"{base_url}/console/"
+
+
+def run_url(base_url: str, job_name: str) -> str:
+    return f"{base_url}/console/{quote(job_name)}"

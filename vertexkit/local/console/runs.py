@@ -1,0 +1,173 @@
+"""What the run page shows about a pipeline job, read from the stored job and its spec.
+
+A task's parameters and input artifacts are resolved the way the orchestrator resolved them:
+constants, pipeline parameters (through enclosing groups), and upstream tasks' outputs as they
+are recorded in `jobDetail.taskDetails`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from vertexkit.local.vertex.pipelines.models import TERMINAL_STATES, parse_time
+
+Resource = dict[str, Any]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+GCP_RESOURCE_NAME = re.compile(r"/v1/(projects/[^?#]+)$")
+
+
+def pipeline_name(job: Resource) -> str:
+    return ((job.get("pipelineSpec") or {}).get("pipelineInfo") or {}).get("name", "")
+
+
+def job_id(job: Resource) -> str:
+    return job.get("name", "").rsplit("/", 1)[-1]
+
+
+def is_running(job: Resource) -> bool:
+    return job.get("state") not in TERMINAL_STATES
+
+
+def short_state(state: str) -> str:
+    """`PIPELINE_STATE_RUNNING` / `JOB_STATE_RUNNING` -> `RUNNING`."""
+    return state.removeprefix("PIPELINE_STATE_").removeprefix("JOB_STATE_") or "PENDING"
+
+
+def duration(resource: Resource, now: datetime | None = None) -> str:
+    start = resource.get("startTime")
+    if not start:
+        return ""
+    end = resource.get("endTime")
+    finish = parse_time(end) if end else (now or datetime.now(timezone.utc))
+    seconds = max((finish - parse_time(start)).total_seconds(), 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return (
+        f"{minutes} min {rest:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+    )
+
+
+def when(timestamp: str | None) -> str:
+    """An RFC 3339 time as `2026-11-30 18:34:28` (UTC), or empty."""
+    return parse_time(timestamp).strftime("%Y-%m-%d %H:%M:%S") if timestamp else ""
+
+
+def task_details(job: Resource) -> dict[str, Resource]:
+    """Task name -> its latest detail; the root DAG's own entry (no parent) is left out."""
+    details = (job.get("jobDetail") or {}).get("taskDetails") or []
+    return {t["taskName"]: t for t in details if t.get("parentTaskId")}
+
+
+def task_states(job: Resource) -> dict[str, str]:
+    return {name: detail.get("state", "PENDING") for name, detail in task_details(job).items()}
+
+
+def task_chain(spec: Resource, name: str) -> list[Resource]:
+    """The task specs from the root DAG down to task `name` (groups first), or []."""
+    components = spec.get("components") or {}
+
+    def search(dag: Resource, path: list[Resource]) -> list[Resource]:
+        for task_name, task in (dag.get("tasks") or {}).items():
+            if task_name == name:
+                return [*path, task]
+            ref = (task.get("componentRef") or {}).get("name", "")
+            sub = (components.get(ref) or {}).get("dag")
+            found = search(sub, [*path, task]) if sub else []
+            if found:
+                return found
+        return []
+
+    return search((spec.get("root") or {}).get("dag") or {}, [])
+
+
+def pipeline_parameters(job: Resource) -> Resource:
+    spec = job.get("pipelineSpec") or {}
+    declared = ((spec.get("root") or {}).get("inputDefinitions") or {}).get("parameters") or {}
+    values = {k: d.get("defaultValue") for k, d in declared.items() if "defaultValue" in d}
+    return {**values, **((job.get("runtimeConfig") or {}).get("parameterValues") or {})}
+
+
+def output_parameters(detail: Resource) -> Resource:
+    metadata = (detail.get("execution") or {}).get("metadata") or {}
+    return {k.removeprefix("output:"): v for k, v in metadata.items() if k.startswith("output:")}
+
+
+def resolve_parameter(job: Resource, chain: list[Resource], level: int, spec: Resource) -> Any:
+    if "runtimeValue" in spec:
+        return (spec["runtimeValue"] or {}).get("constant")
+    if "componentInputParameter" in spec:
+        key = spec["componentInputParameter"]
+        if level == 0:
+            return pipeline_parameters(job).get(key)
+        outer = ((chain[level - 1].get("inputs") or {}).get("parameters") or {}).get(key)
+        return resolve_parameter(job, chain, level - 1, outer) if outer else None
+    if "taskOutputParameter" in spec:
+        producer = spec["taskOutputParameter"]
+        detail = task_details(job).get(producer.get("producerTask", ""), {})
+        return output_parameters(detail).get(producer.get("outputParameterKey", ""))
+    if "taskFinalStatus" in spec:
+        return "(the upstream task's final status)"
+    return None
+
+
+def resolve_artifacts(job: Resource, chain: list[Resource], level: int, spec: Resource) -> list:
+    if "taskOutputArtifact" in spec:
+        producer = spec["taskOutputArtifact"]
+        detail = task_details(job).get(producer.get("producerTask", ""), {})
+        outputs = detail.get("outputs") or {}
+        return (outputs.get(producer.get("outputArtifactKey", "")) or {}).get("artifacts") or []
+    if "componentInputArtifact" in spec and level > 0:
+        key = spec["componentInputArtifact"]
+        outer = ((chain[level - 1].get("inputs") or {}).get("artifacts") or {}).get(key)
+        return resolve_artifacts(job, chain, level - 1, outer) if outer else []
+    return []
+
+
+def task_inputs(job: Resource, name: str) -> tuple[Resource, dict[str, list]]:
+    """(parameter name -> value, artifact name -> artifacts) as the task received them."""
+    chain = task_chain(job.get("pipelineSpec") or {}, name)
+    if not chain:
+        return {}, {}
+    level = len(chain) - 1
+    inputs = chain[-1].get("inputs") or {}
+    parameters = {
+        key: resolve_parameter(job, chain, level, spec)
+        for key, spec in (inputs.get("parameters") or {}).items()
+    }
+    artifacts = {
+        key: resolve_artifacts(job, chain, level, spec)
+        for key, spec in (inputs.get("artifacts") or {}).items()
+    }
+    return parameters, artifacts
+
+
+def gcp_resource_links(value: Any) -> list[tuple[str, str, str | None]]:
+    """GCPC's `gcp_resources` JSON -> (type, resource URI, console path of a local resource)."""
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return []
+    links = []
+    for resource in (parsed or {}).get("resources") or []:
+        uri = str(resource.get("resourceUri", ""))
+        match = GCP_RESOURCE_NAME.search(uri)
+        links.append(
+            (str(resource.get("resourceType", "")), uri, match.group(1) if match else None)
+        )
+    return links
+
+
+def task_log(text: str, task: str) -> str:
+    """The lines kfp.local printed for one task: from `Executing task 'T'` to its status line."""
+    plain = ANSI.sub("", text).splitlines()
+    start = f"Executing task '{task}'"
+    end = f"Task '{task}' finished with status"
+    begin = next((i for i, line in enumerate(plain) if line.endswith(start)), None)
+    if begin is None:
+        return ""
+    finish = next((i for i in range(begin, len(plain)) if end in plain[i]), len(plain) - 1)
+    return "\n".join(plain[begin : finish + 1])

@@ -1,0 +1,80 @@
+"""The pipeline driver's pure parts: task labels, numbers, the storage mount."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from vertexkit.local.vertex.pipelines.driver import (
+    _typed_parameters,
+    storage_root,
+    task_label,
+    whole_numbers_as_int,
+)
+
+
+@pytest.mark.parametrize(
+    ("task_name", "display", "resource", "expected"),
+    [
+        pytest.param("train", "", "run-1", ("train", "train"), id="plain"),
+        pytest.param("train", "fit", "run-1", ("fit", "train"), id="display-name"),
+        pytest.param(
+            "train",
+            "",
+            "run-1/for-loop-2-iteration-1",
+            ("train [1]", "for-loop-2.iteration-1.train"),
+            id="loop",
+        ),
+        pytest.param(
+            "nap",
+            "",
+            "run-1/for-loop-2-iteration-0/for-loop-4-iteration-3",
+            ("nap [0][3]", "for-loop-2.iteration-0.for-loop-4.iteration-3.nap"),
+            id="nested-loops",
+        ),
+    ],
+)
+def test_task_label(task_name: str, display: str, resource: str, expected: tuple) -> None:
+    spec = SimpleNamespace(task_info=SimpleNamespace(name=display))
+    assert task_label(task_name, spec, resource) == expected
+
+
+def test_whole_numbers_inside_lists_and_dicts_become_integers() -> None:
+    value = {"n_estimators": 20.0, "rate": 0.5, "sizes": [1.0, 2.5], "name": "x", "on": True}
+    assert whole_numbers_as_int(value) == {
+        "n_estimators": 20,
+        "rate": 0.5,
+        "sizes": [1, 2.5],
+        "name": "x",
+        "on": True,
+    }
+    assert isinstance(whole_numbers_as_int(value)["n_estimators"], int)
+
+
+def test_root_parameters_are_typed_by_the_spec() -> None:
+    spec = {
+        "root": {
+            "inputDefinitions": {
+                "parameters": {
+                    "count": {"parameterType": "NUMBER_INTEGER"},
+                    "ratio": {"parameterType": "NUMBER_DOUBLE"},
+                    "config": {"parameterType": "STRUCT"},
+                }
+            }
+        }
+    }
+    typed = _typed_parameters(spec, {"count": 3.0, "ratio": 1.0, "config": {"n": 20.0}})
+    assert typed == {"count": 3, "ratio": 1.0, "config": {"n": 20}}
+    assert isinstance(typed["ratio"], float) and isinstance(typed["config"]["n"], int)
+
+
+@pytest.mark.parametrize(
+    ("root", "uri", "expected"),
+    [
+        pytest.param("/h/storage/b/p/training", "gs://b/p/training", "/h/storage", id="under"),
+        pytest.param("/h/storage/b/p/", "gs://b/p", "/h/storage", id="trailing-slash"),
+        pytest.param("/elsewhere/x", "gs://b/p", None, id="not-storage"),
+        pytest.param("/h/storage/b/p", None, None, id="no-uri"),
+    ],
+)
+def test_storage_root(root: str, uri: str | None, expected: str | None) -> None:
+    assert storage_root({"pipelineRoot": root, "pipelineRootUri": uri}) == expected

@@ -1,0 +1,235 @@
+"""Runs one lightweight-component task process for the pipeline driver (kfp.local's seam).
+
+kfp.local's `SubprocessRunner` hands every container executor to a task handler with the task's
+full command. This handler takes its place (`install`) and runs the command as Vertex would:
+
+- `packages_to_install`: the `pip install` prelude kfp puts in front of the command is taken off;
+  the packages go into an isolated environment for that package list (`task_envs`), and the task
+  runs with that environment's interpreter. kfp's own install (`kfp==X --no-deps`) is dropped:
+  kfp is installed here.
+- kfp's executor runs through `task_main`, which maps `gs://` artifact URIs to files of the local
+  Cloud Storage the way Vertex maps them under `/gcs/`.
+- At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the driver
+  holds a `task_slot()` from a task's start event to its end event, so the recorded times are
+  the task's real run.
+- The task's output goes to the driver's log, each line prefixed with the task; its last lines
+  (or the component's `executor_error.json`) are the task's error when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
+from vertexkit.local.vertex.pipelines.task_main import (
+    EXECUTOR_ERROR_FILE,
+    GCS_MOUNT_ENV,
+    executor_output_dir,
+)
+
+KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
+TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
+ERROR_TAIL_LINES = 15
+_PIP_INSTALL = re.compile(r"-m pip install ([^&\n]*)")
+_PIP_VALUE_OPTIONS = ("--index-url", "--extra-index-url", "--trusted-host")
+_PIP_QUIET_OPTIONS = ("--quiet", "--no-warn-script-location")
+
+
+class TaskRefused(RuntimeError):
+    """The task cannot run on this machine (the message says why and what would help)."""
+
+
+@dataclass
+class HandlerSettings:
+    environments: TaskEnvironments
+    gcs_mount: str | None
+    max_parallel: int
+    slots: threading.BoundedSemaphore = field(init=False)
+    output_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.slots = threading.BoundedSemaphore(max(1, self.max_parallel))
+
+
+@dataclass
+class TaskContext:
+    """What the driver knows about the task running in this thread, and what the run left."""
+
+    label: str = "task"
+    error: str | None = None
+
+
+_settings: HandlerSettings | None = None
+_current = threading.local()
+
+
+def current_task() -> TaskContext:
+    if not hasattr(_current, "task"):
+        _current.task = TaskContext()
+    return _current.task
+
+
+def task_slot() -> threading.BoundedSemaphore:
+    """One of the `max_parallel` places a task holds while it runs (from its start event)."""
+    assert _settings is not None, "task_handler.install() was not called"
+    return _settings.slots
+
+
+def install(settings: HandlerSettings) -> None:
+    """Makes kfp.local run lightweight tasks through `VertexTaskHandler`."""
+    from kfp.local import subprocess_task_handler
+
+    global _settings
+    _settings = settings
+    subprocess_task_handler.SubprocessTaskHandler = VertexTaskHandler  # type: ignore[misc]
+
+
+def split_install_prelude(command: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(the command without kfp's `sh -c "pip install ... && $0 $@"` prelude, the component's
+    packages, pip's index options)."""
+    if len(command) > 3 and command[:2] == ["sh", "-c"] and "pip install" in command[2]:
+        packages: list[str] = []
+        options: list[str] = []
+        for request in _PIP_INSTALL.findall(command[2]):
+            _add_pip_request(shlex.split(request), packages, options)
+        return command[3:], packages, options
+    return command, [], []
+
+
+def _add_pip_request(tokens: list[str], packages: list[str], options: list[str]) -> None:
+    if "--no-deps" in tokens and any(token.startswith("kfp==") for token in tokens):
+        return  # kfp's own install: kfp is installed here
+    words = iter(tokens)
+    for token in words:
+        if token in _PIP_VALUE_OPTIONS:
+            value = next(words, "")
+            if [token, value] != options[-2:]:
+                options += [token, value]
+        elif token not in _PIP_QUIET_OPTIONS:
+            packages.append(token)
+
+
+def is_lightweight(command: list[str]) -> bool:
+    """A `@dsl.component` function's command: kfp's executor runs the embedded source."""
+    return any(KFP_EXECUTOR in part for part in command)
+
+
+def refuse_unless_lightweight(container: Any) -> None:
+    """Refuses a container component before kfp.local resolves its placeholders (it cannot
+    resolve Vertex's own, such as `{{$.pipeline_google_cloud_project_id}}`: an IndexError)."""
+    if not is_lightweight([*container.command, *container.args]):
+        raise TaskRefused(
+            f"image {container.image!r}: a container component; the local runner runs "
+            "lightweight Python components (@dsl.component) only: run this pipeline on "
+            "Vertex AI with --vertex"
+        )
+
+
+def through_task_main(command: list[str], python: str) -> list[str]:
+    """The command with kfp's executor started by `task_main` under `python`."""
+    program = next(i for i, part in enumerate(command) if KFP_EXECUTOR in part)
+    rewritten = list(command)
+    rewritten[program] = command[program].replace(
+        KFP_EXECUTOR, f"{shlex.quote(python)} -m {TASK_MAIN}"
+    )
+    return rewritten
+
+
+class VertexTaskHandler:
+    """kfp.local's `ITaskHandler` for lightweight components (see the module doc)."""
+
+    def __init__(
+        self,
+        image: str,
+        full_command: list[str],
+        pipeline_root: str,
+        runner: Any,
+        env_vars: dict[str, str] | None = None,
+    ) -> None:
+        self.image = image
+        self.full_command = list(full_command)
+        self.env_vars = dict(env_vars or {})
+
+    def run(self) -> Any:
+        from kfp.local import status
+
+        assert _settings is not None, "task_handler.install() was not called"
+        command, packages, pip_options = split_install_prelude(self.full_command)
+        python = sys.executable
+        if packages:
+            python = str(_settings.environments.python_for(packages, pip_options))
+        command = through_task_main(command, python)
+        output_dir = executor_output_dir(command)
+        error_dir = Path(output_dir) if output_dir else None
+        if error_dir is not None:
+            (error_dir / EXECUTOR_ERROR_FILE).unlink(missing_ok=True)  # a retry starts clean
+        returncode, tail = self._run_process(command)
+        if returncode == 0:
+            return status.Status.SUCCESS
+        current_task().error = _failure_message(error_dir, tail, returncode)
+        return status.Status.FAILURE
+
+    def _run_process(self, command: list[str]) -> tuple[int, list[str]]:
+        assert _settings is not None
+        env = {**os.environ, **self.env_vars}
+        if _settings.gcs_mount:
+            env[GCS_MOUNT_ENV] = _settings.gcs_mount
+        tail: deque[str] = deque(maxlen=ERROR_TAIL_LINES)
+        label = current_task().label
+        with subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+            env=env,
+        ) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                _print_task_line(label, line)
+                if line.strip():
+                    tail.append(line.rstrip())
+            return process.wait(), list(tail)
+
+
+def _print_task_line(label: str, line: str) -> None:
+    assert _settings is not None
+    with _settings.output_lock:
+        sys.stdout.write(f"[{label}] {line}")
+        sys.stdout.flush()
+
+
+def _failure_message(error_dir: Path | None, tail: list[str], returncode: int) -> str:
+    """The component's own error (executor_error.json) or its last error line, with the tail."""
+    headline = None
+    if error_dir is not None and (error_dir / EXECUTOR_ERROR_FILE).is_file():
+        try:
+            written = json.loads((error_dir / EXECUTOR_ERROR_FILE).read_text())
+            # A long message (a job's failure with its log's last lines) ends with its cause.
+            headline = _last_error_line(str(written.get("errorMessage", "")).splitlines())
+        except (OSError, ValueError):
+            headline = None
+    if not headline:
+        headline = _last_error_line(tail) or f"the task exited with {returncode}"
+    return headline + ("\n" + "\n".join(tail) if tail else "")
+
+
+def _last_error_line(lines: list[str]) -> str | None:
+    """The exception line of a traceback: the last line that is not indented or a log line."""
+    candidates = [
+        line
+        for line in lines
+        if line.strip() and not line.startswith((" ", "\t", "Traceback", "[KFP Executor"))
+    ]
+    return candidates[-1].strip() if candidates else None

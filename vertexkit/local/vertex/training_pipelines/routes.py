@@ -1,0 +1,173 @@
+"""trainingPipelines: create, get, list, cancel, delete (the SDK's CustomTrainingJob,
+CustomPythonPackageTrainingJob and CustomContainerTrainingJob).
+
+A create request is parsed with the `aiplatform_v1` types (the pipeline, then its task inputs
+as a CustomJobSpec), checked by `vertexkit.specs`, and the model target is looked up, all
+before anything is stored; the run itself is `run.PipelineRun` on the training executor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from vertexkit.local.errors import ApiError, not_found
+from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
+from vertexkit.local.vertex.registry.routes import RegistryArea
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.training import models as jobs
+from vertexkit.local.vertex.training import responses
+from vertexkit.local.vertex.training.execution import Executor
+from vertexkit.local.vertex.training.routes import (
+    TrainingArea,
+    check_runnable_pools,
+    failed_precondition,
+    validated,
+)
+from vertexkit.local.vertex.training.runner import Outcome
+from vertexkit.local.vertex.training_pipelines import models
+from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pipeline
+from vertexkit.specs import validate_custom_job_spec
+from vertexkit.specs.requests import validate_list_query, validate_parent
+from vertexkit.specs.training_pipelines import CUSTOM_TASK, validate_training_pipeline
+
+LOCATION = "projects/{project}/locations/{location}"
+INPUTS = "trainingTaskInputs"
+NO_DATASETS = (
+    "inputDataConfig: managed datasets are not served by the local cloud yet; read the data "
+    "in the trainer (BigQuery or gs://)."
+)
+
+
+def not_served_task(definition: str) -> ApiError:
+    return ApiError(
+        501,
+        f"trainingTaskDefinition: {definition} is not served by the local cloud; it runs "
+        f"custom tasks ({CUSTOM_TASK}).",
+    )
+
+
+def parse_task_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The custom task's inputs as the CustomJobSpec they are (the SDK sends snake_case)."""
+    try:
+        return protos.to_dict(protos.parse(aiplatform_v1.CustomJobSpec, inputs))
+    except ApiError as exc:
+        raise ApiError(400, f"{INPUTS}: {exc.message}") from exc
+
+
+class TrainingPipelinesArea:
+    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+        self.backend = backend
+        self.store = backend.store
+        self.executor = executor
+        self.registry = registry
+
+    def start(self) -> None:
+        """Pipelines a previous process left active can never finish: fail them."""
+        stopped = Outcome(models.FAILED, jobs.CODE_INTERNAL, jobs.STOPPED_WITH_CLOUD)
+        for pipeline in self.store.list(models.COLLECTION):
+            if pipeline.get("state") in models.ACTIVE_STATES:
+                finish_pipeline(self.executor, pipeline["name"], stopped)
+
+    # -- create --------------------------------------------------------------------------------
+    def create(self, request: VertexRequest) -> dict[str, Any]:
+        validated(validate_parent, request.params["project"], request.params["location"])
+        body = protos.to_dict(protos.parse(aiplatform_v1.TrainingPipeline, request.body))
+        for output_only in models.OUTPUT_ONLY:
+            body.pop(output_only, None)
+        job_spec = self.checked(body, request.parent)
+        pipeline = models.new_pipeline(
+            f"{request.parent}/{models.COLLECTION}/{self.store.new_id()}", body
+        )
+        pipeline["_jobSpec"] = job_spec
+        self.store.insert(models.COLLECTION, pipeline["name"], pipeline)
+        self.executor.submit(
+            pipeline["name"],
+            lambda control: PipelineRun(self.executor, self.registry, pipeline, control).run(),
+        )
+        return models.public(pipeline)
+
+    def checked(self, body: dict[str, Any], location: str) -> dict[str, Any]:
+        """Every rule, in the order Vertex reports them; returns the task's CustomJobSpec."""
+        validated(validate_training_pipeline, body)
+        if body["trainingTaskDefinition"] != CUSTOM_TASK:
+            raise not_served_task(body["trainingTaskDefinition"])
+        if body.get("inputDataConfig"):
+            raise ApiError(501, NO_DATASETS)
+        job_spec = parse_task_inputs(body[INPUTS])
+        validated(validate_custom_job_spec, job_spec, INPUTS)
+        validated(check_runnable_pools, job_spec, INPUTS)
+        validated(self.executor.gpus.check_fits, job_spec, INPUTS)
+        if body.get("modelToUpload"):
+            self.check_model_target(body, job_spec, location)
+        return job_spec
+
+    def check_model_target(
+        self, body: dict[str, Any], job_spec: dict[str, Any], location: str
+    ) -> None:
+        if not (job_spec.get("baseOutputDirectory") or {}).get("outputUriPrefix"):
+            raise ApiError(
+                400,
+                f"{INPUTS}.baseOutputDirectory.outputUriPrefix: required with modelToUpload; "
+                "the model is uploaded from <outputUriPrefix>/model",
+            )
+        validate_aliases(
+            list(body["modelToUpload"].get("versionAliases") or []), "modelToUpload.versionAliases"
+        )
+        parent = body.get("parentModel")
+        if parent and self.store.find(split_ref(parent)[0]) is None:
+            raise not_found(f"parentModel: model {parent} does not exist.")
+        model_id = body.get("modelId")
+        if model_id and self.store.find(f"{location}/models/{model_id}") is not None:
+            raise ApiError(409, f"modelId: a model with ID {model_id!r} already exists.")
+
+    # -- the other verbs -----------------------------------------------------------------------
+    def get(self, request: VertexRequest) -> dict[str, Any]:
+        return models.public(self.store.get(request.path, kind="TrainingPipeline"))
+
+    def list(self, request: VertexRequest) -> dict[str, Any]:
+        validated(validate_list_query, request.query)
+        pipelines = self.store.list(models.COLLECTION, request.parent)
+        return responses.job_list(pipelines, request.query, models.COLLECTION)
+
+    def cancel(self, request: VertexRequest) -> dict[str, Any]:
+        name = request.path.rsplit(":", 1)[0]
+        pipeline = self.store.get(name, kind="TrainingPipeline")
+        if models.is_terminal(pipeline):
+            raise failed_precondition(
+                f"{name} is already in state {pipeline['state']}; cannot cancel."
+            )
+        self.store.mutate(name, lambda p: models.set_state(p, models.CANCELLING))
+        if not self.executor.stop(name, "cancel"):
+            finish_pipeline(
+                self.executor, name, Outcome(models.CANCELLED, jobs.CODE_CANCELLED, "CANCELED")
+            )
+        return {}
+
+    def delete(self, request: VertexRequest) -> dict[str, Any]:
+        name = request.path
+        pipeline = self.store.get(name, kind="TrainingPipeline")
+        if not models.is_terminal(pipeline):
+            raise failed_precondition(
+                f"{name} is in state {pipeline['state']}; cancel it before deleting it."
+            )
+        self.store.delete(name)
+        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
+        return self.backend.operations.finish(operation["name"])
+
+
+def register(
+    router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
+) -> TrainingPipelinesArea:
+    area = TrainingPipelinesArea(backend, training.executor, registry.models)
+    collection = f"{LOCATION}/{models.COLLECTION}"
+    pipeline = f"{collection}/{{pipeline}}"
+    router.route("POST", collection)(area.create)
+    router.route("GET", collection)(area.list)
+    router.route("GET", pipeline)(area.get)
+    router.route("DELETE", pipeline)(area.delete)
+    router.route("POST", f"{pipeline}:cancel")(area.cancel)
+    return area
