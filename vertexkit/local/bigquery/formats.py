@@ -99,7 +99,7 @@ def _pieces(fmt: str, value: exp.Expression, utc: bool, what: str) -> list[str]:
 def _special(element: str, value: exp.Expression, utc: bool, what: str) -> str:
     if element in UTC_ONLY:
         if not utc:
-            raise not_supported(f"format element %{element} in {what} with a time zone")
+            raise not_supported(f"format element %{element} in {what} (or with a time zone)")
         return UTC_ONLY[element]
     fraction = FRACTION.fullmatch(element)
     if fraction:
@@ -146,7 +146,8 @@ def format_call(node: exp.TimeToStr) -> exp.Expression:
         "TIMESTAMP": f"bq_timezone({_quote(zone)}, CAST({{x}} AS TIMESTAMPTZ))",
     }[kind]
     local = sqlglot.parse_one(_fill(value, inner), read="duckdb")
-    pieces = _pieces(fmt, local, zone == "UTC", what)
+    # %Z, %z, %Ez: only a TIMESTAMP has a zone (and only UTC's is written here).
+    pieces = _pieces(fmt, local, kind == "TIMESTAMP" and zone == "UTC", what)
     return sqlglot.parse_one("(" + " || ".join(pieces or ["''"]) + ")", read="duckdb")
 
 

@@ -249,6 +249,8 @@ def _format(node: exp.Format) -> exp.Expression:
 
 def _concat(node: exp.Concat) -> exp.Expression:
     args = node.expressions
+    if any(isinstance(a, exp.Literal) and not a.is_string for a in args):
+        raise QueryError("No matching signature for function CONCAT: arguments are STRING or BYTES")
     kind = "BLOB" if any(isinstance(a, exp.ByteString) for a in args) else "VARCHAR"
     typed = [exp.cast(a, kind) if isinstance(a, exp.Null) else a for a in args]
     result = typed[0]
