@@ -373,30 +373,23 @@ def _bracket(node: exp.Bracket) -> exp.Expression:
 
 
 def _unnest_with_offset(node: exp.Unnest) -> exp.Expression | None:
-    """WITH OFFSET counts from 0; DuckDB's WITH ORDINALITY from 1."""
+    """WITH OFFSET counts from 0 (DuckDB's WITH ORDINALITY from 1): the element and its
+    subscript, unnested side by side (a correlated array joins laterally, as in BigQuery)."""
     offset = node.args.get("offset")
     if not offset:
         return None
     alias = node.args.get("alias")
     columns = alias.columns if alias else []
-    if len(columns) != 1:
+    if len(columns) != 1 or len(node.expressions) != 1:
         raise not_supported("UNNEST ... WITH OFFSET without an alias for the element")
-    element = columns[0].name
-    offset_name = offset.name if isinstance(offset, exp.Identifier) else "offset"
-    inner = node.copy()
-    inner.set("offset", exp.to_identifier("_bq_ordinal"))
-    inner.set(
-        "alias",
-        exp.TableAlias(this=exp.to_identifier("_bq_u"), columns=[exp.to_identifier(element)]),
+    element = quote(columns[0].name)
+    offset_name = quote(offset.name if isinstance(offset, exp.Identifier) else "offset")
+    subquery = duck(
+        f"(SELECT UNNEST({{a}}) AS {element}, GENERATE_SUBSCRIPTS({{a}}, 1) - 1 AS {offset_name})",
+        a=node.expressions[0],
     )
-    select = exp.select(
-        exp.column(element, "_bq_u"),
-        exp.alias_(
-            exp.Sub(this=exp.column("_bq_ordinal", "_bq_u"), expression=exp.Literal.number(1)),
-            offset_name,
-        ),
-    ).from_(inner)
-    return exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(f"_bq_{element}")))
+    subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_bq_{columns[0].name}")))
+    return subquery
 
 
 # -- aggregates ------------------------------------------------------------------------------------
