@@ -196,3 +196,25 @@ def test_dry_run_bytes_count_the_columns_read(client: bigquery.Client) -> None:
 def test_dry_run_bytes_of_nested_columns(client: bigquery.Client, dataset: str) -> None:
     # id 8; tags 2 x 8; point 8 + (2 + 1); price 16; at 8 (see the `dataset` fixture's row)
     assert dry_run_bytes(client, f"SELECT * FROM {dataset}.shapes") == 8 + 16 + 11 + 16 + 8
+
+
+def test_json_functions_take_a_column_type_from_the_catalog(
+    client: bigquery.Client, dataset: str
+) -> None:
+    client.query_and_wait(
+        f'CREATE TABLE {dataset}.docs AS SELECT \'{{"a": {{"b": 1}}}}\' AS s, '
+        'JSON \'{"a": {"b": 2}}\' AS j, 5 AS n'
+    )
+    result = client.query_and_wait(
+        f"SELECT JSON_QUERY(s, '$.a') AS q, JSON_QUERY(d.j, '$.a') AS jq FROM {dataset}.docs d"
+    )
+    assert [f.field_type for f in result.schema] == ["STRING", "JSON"]
+    assert [tuple(r.values()) for r in result] == [('{"b":1}', {"b": 2})]
+    with pytest.raises(
+        exceptions.BadRequest, match="No matching signature for function JSON_QUERY"
+    ):
+        client.query_and_wait(f"SELECT JSON_QUERY(n, '$.a') FROM {dataset}.docs")
+    with pytest.raises(
+        exceptions.BadRequest, match="not supported by the local BigQuery: JSON_QUE"
+    ):
+        client.query_and_wait(f"SELECT JSON_QUERY(s, '$.a') FROM (SELECT s FROM {dataset}.docs)")

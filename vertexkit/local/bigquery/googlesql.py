@@ -10,6 +10,7 @@ that are not GoogleSQL), only the rewrites emit them.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections.abc import Callable
 
@@ -173,8 +174,21 @@ def literal_string(node: exp.Expression | None, what: str) -> str:
     return node.this
 
 
+# The type of a column reference as the catalog gives it (sql.translate sets one per statement;
+# jobs run in threads, each with its own context).
+COLUMN_TYPE: contextvars.ContextVar[Callable[[exp.Column], str | None]] = contextvars.ContextVar(
+    "COLUMN_TYPE", default=lambda column: None
+)
+MACRO_TYPES = {"bq_string": "STRING", "bq_int64": "INT64", "bq_safe_int64": "INT64"}
+
+
 def static_type(node: exp.Expression) -> str | None:
-    """The GoogleSQL type of `node` when the query text alone says it, else None."""
+    """The GoogleSQL type of `node` when the query text (or the catalog, for a column of a
+    table) says it, else None."""
+    if isinstance(node, exp.Column):
+        return COLUMN_TYPE.get()(node)
+    if isinstance(node, exp.Anonymous) and node.name in MACRO_TYPES:  # a rewritten CAST
+        return MACRO_TYPES[node.name]
     if isinstance(node, exp.Literal):
         return "STRING" if node.is_string else None
     if isinstance(node, (exp.Cast, exp.TryCast)):
@@ -507,14 +521,19 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     """JSON_QUERY / JSON_EXTRACT give JSON for a JSON value and STRING for a STRING: the type
     must be known from the query text (a column's type is not)."""
     kind = static_type(node.this)
+    if kind not in (None, "STRING", "JSON"):
+        name = node.sql(dialect="bigquery").split("(")[0]
+        raise QueryError(f"No matching signature for function {name} for argument types: {kind}")
     if kind is None:
         raise not_supported(
             f"{node.sql(dialect='bigquery').split('(')[0]} of a value whose type the query does"
-            " not state; wrap it in PARSE_JSON(...) or CAST(... AS STRING)"
+            " not state (a column of a subquery, CTE or UNNEST); wrap it in PARSE_JSON(...)"
+            " or CAST(... AS STRING)"
         )
     path = node.expression.sql(dialect="duckdb")
-    if isinstance(node, exp.JSONExtractArray):
-        items = f"CAST(json_extract({{x}}, {path}) AS JSON[])"
+    if isinstance(node, exp.JSONExtractArray):  # NULL unless the path selects an array
+        found = f"json_extract({{x}}, {path})"
+        items = f"CASE WHEN json_type({found}) = 'ARRAY' THEN CAST({found} AS JSON[]) END"
         if kind == "JSON":
             return duck(items, x=node.this)
         return duck(f"[CAST(e AS VARCHAR) FOR e IN {items}]", x=node.this)
@@ -668,8 +687,18 @@ def positional_structs(statement: exp.Expression) -> None:
                 struct.replace(call("row", *struct.expressions))
 
 
-def rewrite(statement: exp.Expression) -> exp.Expression:
+def rewrite(
+    statement: exp.Expression, column_type: Callable[[exp.Column], str | None] | None = None
+) -> exp.Expression:
     """Applies REWRITES bottom-up (arguments before the call that holds them)."""
+    token = COLUMN_TYPE.set(column_type or (lambda column: None))
+    try:
+        return _rewrite(statement)
+    finally:
+        COLUMN_TYPE.reset(token)
+
+
+def _rewrite(statement: exp.Expression) -> exp.Expression:
     positional_structs(statement)
     name_struct_fields(statement)
     using_columns_first(statement)

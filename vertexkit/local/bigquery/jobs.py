@@ -128,6 +128,18 @@ class JobRunner:
             run.finish()
             self.running.remove(run)
 
+    def _column_types(self, name: TableName) -> dict[str, str]:
+        """A table's columns' GoogleSQL types ({} for a table that does not exist: the query's
+        own check reports that)."""
+        cur = self.warehouse.cursor()
+        try:
+            fields = self.warehouse.table_schema(cur, name)
+        except (QueryError, duckdb.Error):
+            return {}
+        finally:
+            cur.close()
+        return {f["name"].lower(): _google_sql_type(f) for f in fields}
+
     # -- dry run --------------------------------------------------------------------------------
     def _dry_run(self, project: str, kind: str, config: dict, job: dict) -> dict:
         """Validates a query without running it or storing a job, as BigQuery does: a failure
@@ -141,6 +153,7 @@ class JobRunner:
                 str(query.get("query") or ""),
                 project,
                 (default.get("projectId") or project, default["datasetId"]) if default else None,
+                self._column_types,
             )
             params = query_parameters(query)
             with self.warehouse.transaction() as cur:
@@ -184,7 +197,7 @@ class JobRunner:
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
-        translation = translate(config["query"], project, default_dataset)
+        translation = translate(config["query"], project, default_dataset, self._column_types)
         params = query_parameters(config)
         stats: dict[str, Any] = {
             "statementType": translation.statement_type,
@@ -494,6 +507,13 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
         message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
         result = {"reason": "invalid", "message": message}
     return {"state": "DONE", "errorResult": result, "errors": [result]}
+
+
+def _google_sql_type(field: dict) -> str:
+    kind = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}.get(
+        field["type"], field["type"]
+    )
+    return "ARRAY" if field.get("mode") == "REPEATED" else kind
 
 
 def _json_export_select(source: TableName, fields: list[dict]) -> str:

@@ -11,6 +11,7 @@ which user SQL must not have).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -81,10 +82,18 @@ def quote_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+ColumnTypes = Callable[["TableName"], dict[str, str]]
+
+
 def translate(
-    sql: str, project: str, default_dataset: tuple[str, str] | None = None
+    sql: str,
+    project: str,
+    default_dataset: tuple[str, str] | None = None,
+    column_types: ColumnTypes | None = None,
 ) -> Translation:
-    """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes."""
+    """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes.
+    `column_types` gives a table's {lower-case column name: GoogleSQL type} (the catalog's),
+    for rewrites whose result type depends on an argument's (JSON_QUERY of STRING or JSON)."""
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
     except ParseError as error:
@@ -100,6 +109,7 @@ def translate(
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
     cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     target_node = _target_node(statement)
+    tables_by_alias: dict[str, TableName] = {}
     for table in list(statement.find_all(exp.Table)):
         if not table.name or (not table.db and table.name.lower() in cte_names):
             continue
@@ -107,6 +117,7 @@ def translate(
             translation.information_schema.append(_information_schema(table, project, translation))
             continue
         name = _resolve(table, project, default_dataset)
+        tables_by_alias[(table.alias or table.name).lower()] = name
         table.set("catalog", None)
         table.set("db", exp.to_identifier(name.schema, quoted=True))
         table.set("this", exp.to_identifier(name.table, quoted=True))
@@ -118,7 +129,10 @@ def translate(
         _refuse_star_over_information_schema(statement)
     translation.columns_read = _columns_read(statement)
     _fix_types(statement)
-    googlesql.rewrite(statement)
+    resolver = None
+    if column_types is not None:
+        resolver = _column_resolver(statement, tables_by_alias, cte_names, column_types)
+    googlesql.rewrite(statement, resolver)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
         translation.replace = bool(statement.args.get("replace"))
@@ -145,6 +159,42 @@ def _information_schema(
     table.set("db", None)
     table.set("this", exp.to_identifier(ref.alias, quoted=True))
     return ref
+
+
+# FROM items whose columns the catalog does not describe: an unqualified name may be theirs.
+DERIVED_SOURCES = (exp.Subquery, exp.Unnest, exp.Values, exp.Lateral, exp.CTE)
+
+
+def _column_resolver(
+    statement: exp.Expression,
+    tables: dict[str, TableName],
+    cte_names: set[str],
+    column_types: ColumnTypes,
+) -> Callable[[exp.Column], str | None]:
+    """A column reference -> its table column's type, only where that is certain: `t.c` of a
+    table alias `t`, or an unqualified `c` of exactly one table in a statement that reads no
+    subquery, CTE or UNNEST (whose columns could shadow it)."""
+    cache: dict[TableName, dict[str, str]] = {}
+
+    def types(name: TableName) -> dict[str, str]:
+        if name not in cache:
+            cache[name] = column_types(name)
+        return cache[name]
+
+    derived = statement.find(*DERIVED_SOURCES) is not None
+
+    def resolve(column: exp.Column) -> str | None:
+        qualifier = column.table.lower()
+        if qualifier:
+            if qualifier in cte_names or qualifier not in tables:
+                return None
+            return types(tables[qualifier]).get(column.name.lower())
+        if derived:
+            return None
+        found = [t for t in tables.values() if column.name.lower() in types(t)]
+        return types(found[0])[column.name.lower()] if len(found) == 1 else None
+
+    return resolve
 
 
 def _columns_read(statement: exp.Expression) -> set[str] | None:
