@@ -50,7 +50,8 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (datetime.date, datetime.time, datetime.datetime)):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
-        return format(value.normalize(), "f")
+        text = format(value, "f")  # normalize() would round to 28 digits
+        return text.rstrip("0").rstrip(".") if "." in text else text
     if isinstance(value, bytes):
         return "b64:" + base64.b64encode(value).decode()
     if isinstance(value, list):

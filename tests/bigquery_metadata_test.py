@@ -218,3 +218,17 @@ def test_json_functions_take_a_column_type_from_the_catalog(
         exceptions.BadRequest, match="not supported by the local BigQuery: JSON_QUE"
     ):
         client.query_and_wait(f"SELECT JSON_QUERY(s, '$.a') FROM (SELECT s FROM {dataset}.docs)")
+
+
+def test_numeric_columns_divide_and_average_as_numeric(
+    client: bigquery.Client, dataset: str
+) -> None:
+    client.query_and_wait(
+        f"CREATE TABLE {dataset}.money AS SELECT * FROM UNNEST("
+        "[NUMERIC '1', NUMERIC '2', NUMERIC '2']) AS amount"
+    )
+    result = client.query_and_wait(
+        f"SELECT AVG(amount) AS mean, SUM(amount) / 7 AS seventh FROM {dataset}.money"
+    )
+    assert [f.field_type for f in result.schema] == ["NUMERIC", "NUMERIC"]
+    assert [tuple(map(str, r.values())) for r in result] == [("1.666666667", "0.714285714")]

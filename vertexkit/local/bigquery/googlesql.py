@@ -61,6 +61,18 @@ CONVERSION_MACROS = {
 MATHEMATICAL_MACROS = {
     "bq_divide(a, b)": """CASE WHEN b = 0 THEN error('division by zero: ' || CAST(a AS VARCHAR)
         || ' / ' || CAST(b AS VARCHAR)) ELSE a / b END""",
+    # NUMERIC / NUMERIC (or INT64) is NUMERIC, exact to 9 digits and rounded half away from
+    # zero; DuckDB divides decimals as doubles. Scaled to integers (a value too large for that
+    # overflows loudly), divided, rounded, and written back through its decimal text.
+    "bq_scaled(x)": "CAST(CAST(x AS DECIMAL(38, 9)) * 1000000000 AS HUGEINT)",
+    "bq_rounded_quotient(n, d)": """sign(n) * sign(d) * ((abs(n) * 2 + abs(d)) // (abs(d) * 2))""",
+    "bq_numeric_of_scaled(q)": """CAST(CASE WHEN q < 0 THEN '-' ELSE '' END
+        || CAST(abs(q) // 1000000000 AS VARCHAR) || '.'
+        || lpad(CAST(abs(q) % 1000000000 AS VARCHAR), 9, '0') AS DECIMAL(38, 9))""",
+    "bq_numeric_divide(a, b)": """CASE WHEN b = 0 THEN error('division by zero: '
+        || CAST(a AS VARCHAR) || ' / ' || CAST(b AS VARCHAR))
+        ELSE bq_numeric_of_scaled(bq_rounded_quotient(bq_scaled(a) * 1000000000, bq_scaled(b)))
+        END""",
     "bq_mod(a, b)": """CASE WHEN b = 0 THEN error('division by zero: MOD(' || CAST(a AS VARCHAR)
         || ', ' || CAST(b AS VARCHAR) || ')') ELSE a % b END""",
     "bq_div(a, b)": """CASE WHEN b = 0 THEN error('division by zero: DIV(' || CAST(a AS VARCHAR)
@@ -187,13 +199,21 @@ def static_type(node: exp.Expression) -> str | None:
     table) says it, else None."""
     if isinstance(node, exp.Column):
         return COLUMN_TYPE.get()(node)
+    if isinstance(node, (exp.Sum, exp.Min, exp.Max, exp.AnyValue)):  # the argument's type
+        return static_type(node.this)
     if isinstance(node, exp.Anonymous) and node.name in MACRO_TYPES:  # a rewritten CAST
         return MACRO_TYPES[node.name]
     if isinstance(node, exp.Literal):
-        return "STRING" if node.is_string else None
+        return "STRING" if node.is_string else "INT64" if node.is_int else None
     if isinstance(node, (exp.Cast, exp.TryCast)):
         if node.to.is_type(exp.DataType.Type.JSON):
             return "JSON"
+        if node.to.is_type(exp.DataType.Type.DECIMAL):
+            return "NUMERIC"
+        if node.to.is_type(exp.DataType.Type.BIGINT):
+            return "INT64"
+        if node.to.is_type(exp.DataType.Type.DOUBLE):
+            return "FLOAT64"
         if node.to.is_type(*exp.DataType.TEXT_TYPES):
             return "STRING"
     if isinstance(node, (exp.ParseJSON, exp.JSONObject, exp.JSONArray)):
@@ -221,7 +241,25 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
 
 # -- mathematical ----------------------------------------------------------------------------------
 def _div(node: exp.Div) -> exp.Expression:
+    if _numeric_operands(node.this, node.expression):
+        return call("bq_numeric_divide", node.this, node.expression)
     return call("bq_divide", node.this, node.expression)
+
+
+def _numeric_operands(*operands: exp.Expression) -> bool:
+    """NUMERIC arithmetic: a NUMERIC operand and no FLOAT64 (or unknown) one."""
+    kinds = [static_type(operand) for operand in operands]
+    return "NUMERIC" in kinds and all(kind in ("NUMERIC", "INT64") for kind in kinds)
+
+
+def _avg(node: exp.Avg) -> exp.Expression | None:
+    """AVG of NUMERIC is NUMERIC (DuckDB's is a double)."""
+    if not _numeric_operands(node.this) or node.find(exp.Distinct):
+        return None
+    return duck(
+        "CASE WHEN count({x}) = 0 THEN NULL ELSE bq_numeric_divide(sum({x}), count({x})) END",
+        x=node.this,
+    )
 
 
 def may_fail(node: exp.Expression) -> bool:
@@ -596,6 +634,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # aggregates
     exp.CountIf: lambda n: duck("COUNT(CASE WHEN {x} THEN 1 END)", x=n.this),
     exp.GroupConcat: _aggregate_with_limit,
+    exp.Avg: _avg,
     exp.ApproxQuantiles: _approx_quantiles,
     exp.ArrayAgg: _aggregate_with_limit,
     # JSON
