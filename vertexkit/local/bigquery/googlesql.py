@@ -1,6 +1,6 @@
 """GoogleSQL semantics on DuckDB: the rewrites of the parsed tree and the DuckDB macros they call,
-organised by function family. `sql.translate` parses with `DIALECT` (sqlglot's BigQuery dialect
-with format strings left as written), checks names against functions.py, then calls `rewrite`.
+organised by function family. `sql.translate` parses with sqlglot's BigQuery dialect, checks
+names against functions.py, then calls `rewrite`.
 
 Each rewrite makes DuckDB give BigQuery's answer (values, types, NULLs, errors, column names);
 where that is not possible the construct is refused with `not_supported`, never answered
@@ -17,20 +17,9 @@ from collections.abc import Callable
 import duckdb
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.bigquery import BigQuery
 
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
-
-
-class GoogleSQL(BigQuery):
-    """BigQuery's dialect, with format strings kept as written: formats.py translates each
-    element itself (sqlglot would turn `%e` into DuckDB's unpadded `%-d`)."""
-
-    TIME_MAPPING: dict[str, str] = {}
-
-
-DIALECT = GoogleSQL
 
 # -- DuckDB macros, by family ---------------------------------------------------------------------
 CONVERSION_MACROS = {
@@ -77,10 +66,8 @@ MATHEMATICAL_MACROS = {
         || ', ' || CAST(b AS VARCHAR) || ')') ELSE a % b END""",
     "bq_div(a, b)": """CASE WHEN b = 0 THEN error('division by zero: DIV(' || CAST(a AS VARCHAR)
         || ', ' || CAST(b AS VARCHAR) || ')') ELSE a // b END""",
-    # LN / LOG10 / SQRT of a negative number are errors in BigQuery (DuckDB answers NaN).
+    # LN / SQRT of a negative number are errors in BigQuery (DuckDB answers NaN).
     "bq_ln(x)": "CASE WHEN x < 0 THEN error('Argument to LN cannot be negative') ELSE ln(x) END",
-    "bq_log10(x)": """CASE WHEN x < 0 THEN error('Argument to LOG10 cannot be negative')
-        ELSE log10(x) END""",
     "bq_sqrt(x)": """CASE WHEN x < 0 THEN error('Argument to SQRT cannot be negative: ' ||
         CAST(x AS VARCHAR)) ELSE sqrt(x) END""",
     "bq_ieee_divide(a, b)": "CAST(a AS DOUBLE) / CAST(b AS DOUBLE)",
@@ -244,6 +231,44 @@ def _div(node: exp.Div) -> exp.Expression:
     if _numeric_operands(node.this, node.expression):
         return call("bq_numeric_divide", node.this, node.expression)
     return call("bq_divide", node.this, node.expression)
+
+
+def _log(node: exp.Log) -> exp.Expression:
+    """LOG / LOG10 of a negative number, or to a base <= 0 or 1, is an error (DuckDB: NaN)."""
+    return duck(
+        "CASE WHEN {v} < 0 OR {b} <= 0 OR {b} = 1 THEN error('Argument to LOG is out of range: "
+        "LOG(' || CAST({v} AS VARCHAR) || ', ' || CAST({b} AS VARCHAR) || ')') ELSE {log} END",
+        v=node.expression,
+        b=node.this,
+        log=node.copy(),
+    )
+
+
+def _pow(node: exp.Pow) -> exp.Expression:
+    """POW of a negative number to a fraction, or of 0 to a negative power, is an error."""
+    return duck(
+        "CASE WHEN ({x} < 0 AND {y} <> floor({y})) OR ({x} = 0 AND {y} < 0) THEN "
+        "error('Floating point error in function: POW(' || CAST({x} AS VARCHAR) || ', ' || "
+        "CAST({y} AS VARCHAR) || ')') ELSE {pow} END",
+        x=node.this,
+        y=node.expression,
+        pow=node.copy(),
+    )
+
+
+DOMAINS = {  # inverse trigonometry outside its domain: DuckDB answers NaN
+    exp.Acos: ("acos", "{x} < -1 OR {x} > 1", "outside [-1, 1]"),
+    exp.Asin: ("asin", "{x} < -1 OR {x} > 1", "outside [-1, 1]"),
+    exp.Acosh: ("acosh", "{x} < 1", "below 1"),
+    exp.Atanh: ("atanh", "{x} <= -1 OR {x} >= 1", "outside (-1, 1)"),
+}
+
+
+def _inverse_trigonometry(node: exp.Func) -> exp.Expression:
+    """Refused, loudly, outside the domain, rather than a NaN BigQuery may not give."""
+    name, outside, words = DOMAINS[type(node)]
+    message = f"not supported by the local BigQuery: {name.upper()} of a value {words}"
+    return duck(f"CASE WHEN {outside} THEN error('{message}') ELSE {name}({{x}}) END", x=node.this)
 
 
 def _numeric_operands(*operands: exp.Expression) -> bool:
@@ -488,6 +513,8 @@ def _safe_prefix(node: exp.SafeFunc) -> exp.Expression:
     if isinstance(node.this, exp.Anonymous) and node.this.name.startswith("bq_"):
         # DuckDB's TRY cannot catch the error() these macros raise.
         raise not_supported(f"SAFE. on {node.this.name[3:].upper()}")
+    if "error(" in node.this.sql(dialect="duckdb").lower():
+        raise not_supported("SAFE. on a function that raises BigQuery's errors locally")
     return call("TRY", node.this)
 
 
@@ -603,6 +630,12 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.SafeNegate: _safe_arithmetic,
     exp.Ln: lambda n: call("bq_ln", n.this),
     exp.Sqrt: lambda n: call("bq_sqrt", n.this),
+    exp.Log: _log,
+    exp.Acos: _inverse_trigonometry,
+    exp.Asin: _inverse_trigonometry,
+    exp.Acosh: _inverse_trigonometry,
+    exp.Atanh: _inverse_trigonometry,
+    exp.Pow: _pow,
     exp.Round: lambda n: call("bq_as_ceil_type", n.this.copy(), n.copy()),
     exp.Trunc: lambda n: call("bq_as_ceil_type", n.this.copy(), n.copy()),
     # SIGN keeps its argument's type (DuckDB's is TINYINT).
@@ -755,6 +788,3 @@ def _rewrite(statement: exp.Expression) -> exp.Expression:
     for node in list(statement.find_all(exp.SafeFunc)):
         node.replace(_safe_prefix(node))
     return statement
-
-
-__all__ = ["DIALECT", "QueryError", "install_macros", "rewrite"]
