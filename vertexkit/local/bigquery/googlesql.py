@@ -471,12 +471,16 @@ def _unnest_with_offset(node: exp.Unnest) -> exp.Expression | None:
 
 # -- aggregates ------------------------------------------------------------------------------------
 def _aggregate_with_limit(node: exp.Expression) -> exp.Expression | None:
-    """STRING_AGG / ARRAY_AGG (... ORDER BY ... LIMIT n): DuckDB has no LIMIT there."""
+    """STRING_AGG / ARRAY_AGG ([DISTINCT] ... ORDER BY ... LIMIT n): DuckDB has no LIMIT there;
+    the aggregated list is sliced instead."""
     limited = node.this
     if not isinstance(limited, exp.Limit):
         return None
     ordered = limited.this
     value = ordered.this if isinstance(ordered, exp.Order) else ordered
+    distinct = ""
+    if isinstance(value, exp.Distinct):
+        distinct, value = "DISTINCT ", value.expressions[0]
     order = ""
     if isinstance(ordered, exp.Order):
         order = " ORDER BY " + ", ".join(o.sql(dialect="duckdb") for o in ordered.expressions)
@@ -485,12 +489,20 @@ def _aggregate_with_limit(node: exp.Expression) -> exp.Expression | None:
         separator = node.args.get("separator") or exp.Literal.string(",")
         return duck(
             f"CASE WHEN COUNT({{v}}) = 0 THEN NULL ELSE array_to_string(list_slice("
-            f"list({{v}}{order}) FILTER (WHERE {{v}} IS NOT NULL), 1, {{n}}), {{s}}) END",
+            f"list({distinct}{{v}}{order}) FILTER (WHERE {{v}} IS NOT NULL), 1, {{n}}), {{s}}) END",
             v=value,
             n=limit,
             s=separator,
         )
-    raise not_supported("ARRAY_AGG(... LIMIT n)")
+    ignore_nulls = isinstance(node.parent, exp.IgnoreNulls)
+    keep = " FILTER (WHERE {v} IS NOT NULL)" if ignore_nulls else ""
+    sliced = duck(
+        f"list_slice(array_agg({distinct}{{v}}{order}){keep}, 1, {{n}})", v=value, n=limit
+    )
+    if ignore_nulls:  # the IGNORE NULLS around the call is now the FILTER
+        node.parent.replace(sliced)
+        return None
+    return sliced
 
 
 def _approx_quantiles(node: exp.ApproxQuantiles) -> exp.Expression:
