@@ -236,8 +236,9 @@ def _div(node: exp.Div) -> exp.Expression:
 def _log(node: exp.Log) -> exp.Expression:
     """LOG / LOG10 of a negative number, or to a base <= 0 or 1, is an error (DuckDB: NaN)."""
     return duck(
-        "CASE WHEN {v} < 0 OR {b} <= 0 OR {b} = 1 THEN error('Argument to LOG is out of range: "
-        "LOG(' || CAST({v} AS VARCHAR) || ', ' || CAST({b} AS VARCHAR) || ')') ELSE {log} END",
+        "CASE WHEN ({v}) < 0 OR ({b}) <= 0 OR ({b}) = 1 THEN "
+        "error('Argument to LOG is out of range: LOG(' || CAST({v} AS VARCHAR) || ', ' || "
+        "CAST({b} AS VARCHAR) || ')') ELSE {log} END",
         v=node.expression,
         b=node.this,
         log=node.copy(),
@@ -247,7 +248,7 @@ def _log(node: exp.Log) -> exp.Expression:
 def _pow(node: exp.Pow) -> exp.Expression:
     """POW of a negative number to a fraction, or of 0 to a negative power, is an error."""
     return duck(
-        "CASE WHEN ({x} < 0 AND {y} <> floor({y})) OR ({x} = 0 AND {y} < 0) THEN "
+        "CASE WHEN (({x}) < 0 AND ({y}) <> floor({y})) OR (({x}) = 0 AND ({y}) < 0) THEN "
         "error('Floating point error in function: POW(' || CAST({x} AS VARCHAR) || ', ' || "
         "CAST({y} AS VARCHAR) || ')') ELSE {pow} END",
         x=node.this,
@@ -257,10 +258,10 @@ def _pow(node: exp.Pow) -> exp.Expression:
 
 
 DOMAINS = {  # inverse trigonometry outside its domain: DuckDB answers NaN
-    exp.Acos: ("acos", "{x} < -1 OR {x} > 1", "outside [-1, 1]"),
-    exp.Asin: ("asin", "{x} < -1 OR {x} > 1", "outside [-1, 1]"),
-    exp.Acosh: ("acosh", "{x} < 1", "below 1"),
-    exp.Atanh: ("atanh", "{x} <= -1 OR {x} >= 1", "outside (-1, 1)"),
+    exp.Acos: ("acos", "({x}) < -1 OR ({x}) > 1", "outside [-1, 1]"),
+    exp.Asin: ("asin", "({x}) < -1 OR ({x}) > 1", "outside [-1, 1]"),
+    exp.Acosh: ("acosh", "({x}) < 1", "below 1"),
+    exp.Atanh: ("atanh", "({x}) <= -1 OR ({x}) >= 1", "outside (-1, 1)"),
 }
 
 
@@ -269,6 +270,14 @@ def _inverse_trigonometry(node: exp.Func) -> exp.Expression:
     name, outside, words = DOMAINS[type(node)]
     message = f"not supported by the local BigQuery: {name.upper()} of a value {words}"
     return duck(f"CASE WHEN {outside} THEN error('{message}') ELSE {name}({{x}}) END", x=node.this)
+
+
+def _mul(node: exp.Mul) -> exp.Expression | None:
+    """NUMERIC * NUMERIC is NUMERIC rounded to 9 digits (DuckDB keeps 18, which reads as
+    BIGNUMERIC); known where the operands' types are (literals, CASTs, table columns)."""
+    if [static_type(node.this), static_type(node.expression)] != ["NUMERIC", "NUMERIC"]:
+        return None
+    return duck("CAST(({a}) * ({b}) AS DECIMAL(38, 9))", a=node.this, b=node.expression)
 
 
 def _numeric_operands(*operands: exp.Expression) -> bool:
@@ -489,13 +498,14 @@ def _aggregate_with_limit(node: exp.Expression) -> exp.Expression | None:
         separator = node.args.get("separator") or exp.Literal.string(",")
         return duck(
             f"CASE WHEN COUNT({{v}}) = 0 THEN NULL ELSE array_to_string(list_slice("
-            f"list({distinct}{{v}}{order}) FILTER (WHERE {{v}} IS NOT NULL), 1, {{n}}), {{s}}) END",
+            f"list({distinct}{{v}}{order}) FILTER (WHERE ({{v}}) IS NOT NULL), 1, {{n}}), "
+            f"{{s}}) END",
             v=value,
             n=limit,
             s=separator,
         )
     ignore_nulls = isinstance(node.parent, exp.IgnoreNulls)
-    keep = " FILTER (WHERE {v} IS NOT NULL)" if ignore_nulls else ""
+    keep = " FILTER (WHERE ({v}) IS NOT NULL)" if ignore_nulls else ""
     sliced = duck(
         f"list_slice(array_agg({distinct}{{v}}{order}){keep}, 1, {{n}})", v=value, n=limit
     )
@@ -642,6 +652,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.SafeNegate: _safe_arithmetic,
     exp.Ln: lambda n: call("bq_ln", n.this),
     exp.Sqrt: lambda n: call("bq_sqrt", n.this),
+    exp.Mul: _mul,
     exp.Log: _log,
     exp.Acos: _inverse_trigonometry,
     exp.Asin: _inverse_trigonometry,
@@ -658,7 +669,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.Concat: _concat,
     exp.StrPosition: _instr,
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
-    exp.Chr: lambda n: duck("CASE WHEN {x} = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
+    exp.Chr: lambda n: duck("CASE WHEN ({x}) = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
     exp.Extract: _extract,
     exp.DateFromUnixDate: _date_from_unix_date,
