@@ -23,7 +23,7 @@ OUTPUT_FORMATS = ("jsonl", "bigquery")
 INSTANCE_TYPES = ("object", "array")
 MAX_REPLICAS = 1000
 GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,221}[a-z0-9](/.*)?$")
-BQ_PART = r"[A-Za-z0-9_-]+(?:[.:][A-Za-z0-9_-]+)?"
+BQ_PART = r"(?:[A-Za-z0-9.-]+:)?[A-Za-z0-9_-]+"  # a domain-scoped project has `domain:`
 BQ_PROJECT = re.compile(rf"^bq://(?P<project>{BQ_PART})$")
 BQ_DATASET = re.compile(rf"^bq://(?P<project>{BQ_PART})\.(?P<dataset>\w+)$")
 BQ_TABLE = re.compile(rf"^bq://(?P<project>{BQ_PART})\.(?P<dataset>\w+)\.(?P<table>[\w$-]+)$")
@@ -109,9 +109,12 @@ def _check_output(config: Mapping[str, Any]) -> None:
 
 
 def check_bq_destination(uri: Any, field: str) -> None:
-    if isinstance(uri, str) and (BQ_PROJECT.match(uri) or BQ_DATASET.match(uri)):
+    if isinstance(uri, str) and any(form.match(uri) for form in (BQ_PROJECT, BQ_DATASET, BQ_TABLE)):
         return
-    raise SpecError(field, f"must be bq://project or bq://project.dataset; got {uri!r}")
+    raise SpecError(
+        field,
+        f"must be bq://project, bq://project.dataset or bq://project.dataset.table; got {uri!r}",
+    )
 
 
 # -- machines ----------------------------------------------------------------------------------

@@ -109,8 +109,12 @@ class BqTarget:
 
 def bq_target(uri: str, model_display_name: str, stamp: str) -> BqTarget:
     """bq://project: a new dataset `prediction_<model>_<time>` with tables `predictions` and
-    `errors`; bq://project.dataset: tables `predictions_<time>` and `errors_<time>` in it."""
+    `errors`; bq://project.dataset: tables `predictions_<time>` and `errors_<time>` in it;
+    bq://project.dataset.table: predictions to that (new) table, errors to `errors_<time>`."""
     project, _, dataset = uri.removeprefix("bq://").partition(".")
+    dataset, _, table = dataset.partition(".")
+    if table:
+        return BqTarget(project, dataset, table, f"errors_{stamp}", False)
     if not dataset:
         name = re.sub(r"[^A-Za-z0-9_]", "_", model_display_name)
         return BqTarget(project, f"prediction_{name}_{stamp}", "predictions", "errors", True)
