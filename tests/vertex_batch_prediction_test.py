@@ -520,3 +520,39 @@ def test_requests_no_client_sends_are_refused(
     assert answer.status_code == 400 and field in answer.json()["error"]["message"]
     after = {job.name for job in client.list_batch_prediction_jobs(parent=sdk.parent)}
     assert after == before
+
+
+def test_bigquery_bad_rows_go_to_the_errors_table(
+    sdk: CloudContext, model: aiplatform.Model, instances: list[list[float]]
+) -> None:
+    client = sdk.bigquery_client()
+    client.create_dataset("batch_bad", exists_ok=True)
+    schema = [bigquery.SchemaField("id", "STRING")] + [
+        bigquery.SchemaField(name, "FLOAT") for name in FEATURES
+    ]
+    missing = [None, *instances[1][1:]]
+    rows = [{"id": "good", **dict(zip(FEATURES, instances[0], strict=True))},
+            {"id": "missing", **dict(zip(FEATURES, missing, strict=True))}]  # fmt: skip
+    table = f"{client.project}.batch_bad.rows"
+    config = bigquery.LoadJobConfig(schema=schema, write_disposition="WRITE_TRUNCATE")
+    client.load_table_from_json(rows, table, job_config=config).result()
+    job = create_job(
+        sdk,
+        model,
+        {
+            "inputConfig": {"instancesFormat": "bigquery",
+                            "bigquerySource": {"inputUri": f"bq://{table}"}},
+            "outputConfig": {"predictionsFormat": "bigquery",
+                             "bigqueryDestination": {"outputUri": f"bq://{client.project}.batch_bad"}},
+            "instanceConfig": {"excludedFields": ["id"]},
+        },
+    )  # fmt: skip
+    assert job.state.name == "JOB_STATE_SUCCEEDED", job.error
+    stats = job.completion_stats
+    assert (stats.successful_count, stats.failed_count) == (1, 1)
+    predictions = f"{client.project}.batch_bad.{job.output_info.bigquery_output_table}"
+    errors = predictions.replace(".predictions_", ".errors_")
+    [failed] = list(client.list_rows(errors))
+    assert failed["bill_length_mm"] is None and failed["errors"]["code"] == 3
+    assert "NaN" in failed["errors"]["message"]
+    assert [row["bill_length_mm"] for row in client.list_rows(predictions)] == [instances[0][0]]
