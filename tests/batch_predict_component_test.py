@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from kfp import compiler, dsl
 from kfp.dsl import Input, Model, Output
@@ -108,3 +109,39 @@ def test_batch_predict_component_in_a_compiled_pipeline(tmp_path: Path) -> None:
     [artifact] = details["batch-predict"]["outputs"]["batch_prediction_job"]["artifacts"]
     assert artifact["metadata"]["gcsOutputDirectory"].startswith("gs://batch-component/ours/")
     assert artifact["metadata"]["resourceName"].split("/")[4] == "batchPredictionJobs"
+
+
+@pytest.mark.slow
+def test_training_pipeline_batch_predict_step(tmp_path: Path) -> None:
+    """The built-in training pipeline with its optional step on: the penguins table scored by
+    the new version into a new dataset, one prediction per row, species left out."""
+    found: dict[str, Any] = {}
+
+    def read_table(run: runner.FinishedRun) -> None:
+        from google.cloud import aiplatform
+
+        run.context.init_aiplatform()
+        [job] = aiplatform.BatchPredictionJob.list()
+        client = run.context.bigquery_client()
+        dataset = job.output_info.bigquery_output_dataset.removeprefix("bq://")
+        table = client.get_table(f"{dataset}.{job.output_info.bigquery_output_table}")
+        source = client.get_table("bigquery-public-data.ml_datasets.penguins")
+        found.update(
+            state=job.state.name,
+            rows=(table.num_rows, source.num_rows),
+            columns=[field.name for field in table.schema],
+            failed=job.completion_stats.failed_count,
+        )
+
+    pipeline_yaml, params = runner.prepare(
+        "training",
+        ["batch_predict_source=bq://bigquery-public-data.ml_datasets.penguins",
+         "batch_predict_destination=bq://local-project"],
+    )  # fmt: skip
+    runner.run_pipeline_job(
+        "training", params, pipeline_yaml, home=tmp_path, emit=lambda line: None,
+        while_running=read_table,
+    )  # fmt: skip
+    assert found["state"] == "JOB_STATE_SUCCEEDED"
+    assert found["rows"][0] == found["rows"][1] and found["failed"] == 0
+    assert "species" not in found["columns"] and found["columns"][-1] == "prediction"
