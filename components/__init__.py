@@ -16,6 +16,7 @@ COMPONENTS = (
     "bigquery_query_job",
     "bigquery_export_dataset",
     "gcs_dataset",
+    "tabular_dataset",
     "custom_training_job",
     "hyperparameter_tuning_job",
     "upload_model",

@@ -39,8 +39,11 @@ class VertexService:
         from vertexkit.local.vertex.batch_prediction.routes import (
             register as register_batch_prediction,
         )
+        from vertexkit.local.vertex.datasets.routes import register as register_datasets
+        from vertexkit.local.vertex.metadata.routes import register as register_metadata
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
+        from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
         from vertexkit.local.vertex.training.routes import register as register_training
         from vertexkit.local.vertex.training_pipelines.routes import (
             register as register_training_pipelines,
@@ -54,6 +57,9 @@ class VertexService:
             register_pipelines(self.router, self.backend),
             # Training pipelines run on the training executor and upload to the registry.
             register_training_pipelines(self.router, self.backend, training, registry),
+            register_datasets(self.router, self.backend),
+            register_metadata(self.router, self.backend),
+            register_tensorboards(self.router, self.backend),
             register_batch_prediction(self.router, self.backend, training, registry),
         ]
 

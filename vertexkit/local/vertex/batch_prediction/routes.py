@@ -12,7 +12,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import ApiError, bad_request, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
@@ -24,7 +24,7 @@ from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import models as jobs
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
-from vertexkit.local.vertex.training.routes import TrainingArea, failed_precondition, validated
+from vertexkit.local.vertex.training.routes import TrainingArea, validated
 from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job

@@ -11,7 +11,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import bad_request, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
@@ -33,10 +33,6 @@ NO_ENTRYPOINT = (
 # other half is left to the environment the local cloud adds).
 MAX_ARG_BYTES = 128 * 1024
 MAX_EXEC_BYTES = min(os.sysconf("SC_ARG_MAX"), 2 * 1024 * 1024) // 2
-
-
-def failed_precondition(message: str) -> ApiError:
-    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
 
 
 def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:

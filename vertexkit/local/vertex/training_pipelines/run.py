@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from vertexkit.local.errors import ApiError
+from vertexkit.local.vertex.datasets.export import ExportError, export_splits
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import models as jobs
@@ -50,6 +51,9 @@ class PipelineRun:
         self.set_state(models.PENDING)
         if self.control.stop.is_set():  # cancelled before its job started
             return self.stopped()
+        failure = self.export_input_data()
+        if failure is not None:
+            return failure
         job_name = self.start_backing_job()
         job = self.wait_for(job_name)
         if self.control.stop.is_set():
@@ -62,6 +66,29 @@ class PipelineRun:
         if not self.pipeline.get("modelToUpload"):
             return Outcome(models.SUCCEEDED)
         return self.upload_model()
+
+    # -- a managed dataset as input ---------------------------------------------------------------
+    def export_input_data(self) -> Outcome | None:
+        """Exports the dataset's splits and gives every worker pool the AIP_DATA_FORMAT and
+        AIP_*_DATA_URI variables Vertex sets; a failed export fails the pipeline."""
+        config = self.pipeline.get("inputDataConfig")
+        if not config:
+            return None
+        location = self.name.split(f"/{models.COLLECTION}/")[0]
+        dataset = self.store.find(f"{location}/datasets/{config['datasetId']}")
+        if dataset is None:
+            message = f"inputDataConfig.datasetId: dataset {config['datasetId']} was deleted."
+            return Outcome(models.FAILED, jobs.CODE_INVALID_ARGUMENT, message)
+        try:
+            env = export_splits(self.executor.backend, dataset, config)
+        except ExportError as exc:
+            return Outcome(models.FAILED, jobs.CODE_INVALID_ARGUMENT, str(exc))
+        for pool in self.pipeline["_jobSpec"].get("workerPoolSpecs") or []:
+            inner = pool.get("containerSpec") or pool.get("pythonPackageSpec")
+            if inner is not None:
+                given = [item for item in inner.get("env") or [] if item["name"] not in env]
+                inner["env"] = given + [{"name": k, "value": v} for k, v in env.items()]
+        return None
 
     # -- the backing custom job ----------------------------------------------------------------
     def start_backing_job(self) -> str:
