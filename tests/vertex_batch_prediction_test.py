@@ -556,3 +556,54 @@ def test_bigquery_bad_rows_go_to_the_errors_table(
     assert failed["bill_length_mm"] is None and failed["errors"]["code"] == 3
     assert "NaN" in failed["errors"]["message"]
     assert [row["bill_length_mm"] for row in client.list_rows(predictions)] == [instances[0][0]]
+
+
+# -- XGBoost, restart --------------------------------------------------------------------------
+def test_xgboost_prebuilt_model_predicts_as_its_booster(
+    sdk: CloudContext, local_cloud: LocalCloud, penguins: tuple[np.ndarray, np.ndarray]
+) -> None:
+    import xgboost
+
+    features, labels = penguins
+    booster = xgboost.train(
+        {"objective": "binary:logistic", "max_depth": 2},
+        xgboost.DMatrix(features, label=(labels == "Gentoo").astype(int)),
+        num_boost_round=5,
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "model.bst"
+        booster.save_model(str(path))
+        storage_of(local_cloud).write_object(BUCKET, "xgb/model.bst", path)
+    model = aiplatform.Model.upload(
+        display_name="penguins-xgb",
+        artifact_uri=f"gs://{BUCKET}/xgb",
+        serving_container_image_uri="us-docker.pkg.dev/vertex-ai/prediction/xgboost-cpu.2-1:latest",
+    )
+    rows = features[:40].tolist()
+    job = model.batch_predict(
+        gcs_source=put(local_cloud, "xgb/rows.jsonl", jsonl(rows)),
+        gcs_destination_prefix=f"gs://{BUCKET}/xgb-out",
+        instances_format="jsonl",
+        starting_replica_count=2,
+        **MACHINE,
+    )
+    assert job.state.name == "JOB_STATE_SUCCEEDED", job.error
+    expected = booster.predict(xgboost.DMatrix(np.asarray(rows))).tolist()
+    assert [r["prediction"] for r in output_lines(job, "results")] == pytest.approx(expected)
+
+
+def test_restart_fails_a_job_left_running(tmp_path: Path) -> None:
+    from vertexkit.local.vertex.store import ResourceStore
+
+    home = tmp_path / "home"
+    with LocalCloud(home=home):
+        pass
+    # An unclean stop (the process died): a job still marked RUNNING in the state file.
+    store = ResourceStore(home / "vertex" / "vertex.sqlite")
+    name = "projects/local-project/locations/us-central1/batchPredictionJobs/777"
+    store.insert("batchPredictionJobs", name, {"name": name, "state": "JOB_STATE_RUNNING"})
+    store.close()
+    with LocalCloud(home=home) as cloud:
+        job = cloud.context().job_client().get_batch_prediction_job(name=name)
+    assert job.state.name == "JOB_STATE_FAILED"
+    assert "local cloud stopped while the job was running" in job.error.message
