@@ -130,6 +130,9 @@ class BatchRun:
 
     def replica_count(self, rows: int) -> int:
         resources = self.job.get("dedicatedResources") or {}
+        accelerator = (resources.get("machineSpec") or {}).get("acceleratorType")
+        if accelerator:
+            self.log(f"{accelerator} requested: the replicas predict on this machine's CPU.")
         asked = int(resources.get("startingReplicaCount") or 0)
         asked = asked or int(resources.get("maxReplicaCount") or 0) or 1
         return max(1, min(asked, rows))
