@@ -23,6 +23,7 @@ COMPONENTS = (
     "evaluate_model",
     "compare_models",
     "deploy_model",
+    "batch_predict",
     "retraining_window",
     "evaluate_champion",
     "record_decision",
