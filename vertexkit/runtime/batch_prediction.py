@@ -15,7 +15,7 @@ from google.cloud import aiplatform_v1
 
 from vertexkit.context import CloudContext
 from vertexkit.runtime.gcp_resources import vertex_name_from_uri
-from vertexkit.runtime.training import JobApi, launch_and_wait
+from vertexkit.runtime.jobs import JobApi, launch_and_wait
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
 
 BATCH_PREDICTION_JOB = JobApi(

@@ -38,9 +38,9 @@ from vertexkit.local.console.security import (
     require_own_origin,
 )
 from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.vertex.jobs import states as job_states
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
-from vertexkit.local.vertex.training import models as training
 from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
 from vertexkit.local.vertex.training_pipelines.models import COLLECTION as TRAINING_PIPELINES
 
@@ -270,7 +270,7 @@ class ConsoleService:
 
     def job_logs(self, name: str, job: Resource) -> list[logs.Chunk]:
         """Each log file's last TAIL_BYTES, as the page first shows them."""
-        return logs.new_chunks(self.job_dir(name), {}, running=not training.is_terminal(job))
+        return logs.new_chunks(self.job_dir(name), {}, running=not job_states.is_terminal(job))
 
     async def job_log_chunks(self, request: Request) -> Response:
         """The log stream's poll: each file's bytes after the offsets the page sends."""
@@ -279,7 +279,7 @@ class ConsoleService:
             raise not_found(f"{name} is not a custom or tuning job.")
         offsets = logs.parse_offsets(request.query_params.getlist("from"))
         job = self.store.get(name, "Job")  # its state before its files: no line is lost
-        running = not training.is_terminal(job)
+        running = not job_states.is_terminal(job)
         chunks = await run_in_threadpool(logs.new_chunks, self.job_dir(name), offsets, running)
         body = {
             "state": runs.short_state(job.get("state", "")),
@@ -423,7 +423,7 @@ async def read_form(request: Request) -> dict[str, str]:
 
 def logs_url(job: Resource) -> str | None:
     """Where a running job's page polls for new log lines (None once the job has ended)."""
-    return None if training.is_terminal(job) else pages.resource_url(job["name"]) + "/logs.json"
+    return None if job_states.is_terminal(job) else pages.resource_url(job["name"]) + "/logs.json"
 
 
 def console_url(base_url: str) -> str:

@@ -16,16 +16,16 @@ from vertexkit.local.errors import ApiError, bad_request, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource
-from vertexkit.local.vertex.training import models as jobs
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.routes import TrainingArea, validated
-from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
 from vertexkit.specs.requests import validate_list_query, validate_parent

@@ -26,11 +26,11 @@ from vertexkit.local.vertex.batch_prediction.instances import (
     Shaped,
     shape,
 )
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobLog, Outcome
 from vertexkit.local.vertex.registry.serving import ContainerServer, prebuilt_framework
 from vertexkit.local.vertex.store import Resource
-from vertexkit.local.vertex.training import models as jobs
-from vertexkit.local.vertex.training.execution import Executor, JobControl, JobLog
-from vertexkit.local.vertex.training.runner import Outcome
+from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.runtime.prebuilt import ServingError
 
 WORKER = "vertexkit.local.vertex.batch_prediction.worker"

@@ -17,10 +17,11 @@ from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.datasets.routes import find_dataset
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
 from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
-from vertexkit.local.vertex.training import models as jobs
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.routes import (
@@ -28,7 +29,6 @@ from vertexkit.local.vertex.training.routes import (
     check_runnable_pools,
     validated,
 )
-from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.local.vertex.training_pipelines import models
 from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pipeline
 from vertexkit.specs import validate_custom_job_spec

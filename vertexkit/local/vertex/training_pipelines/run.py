@@ -11,11 +11,12 @@ from typing import Any
 
 from vertexkit.local.errors import ApiError
 from vertexkit.local.vertex.datasets.export import ExportError, export_splits
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import JobControl, Outcome
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.store import Resource
-from vertexkit.local.vertex.training import models as jobs
-from vertexkit.local.vertex.training.execution import Executor, JobControl
-from vertexkit.local.vertex.training.runner import Outcome
+from vertexkit.local.vertex.training import models as training_models
+from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training_pipelines import models
 
 POLL_SECONDS = 0.05
@@ -93,11 +94,11 @@ class PipelineRun:
     # -- the backing custom job ----------------------------------------------------------------
     def start_backing_job(self) -> str:
         parent = self.name.split(f"/{models.COLLECTION}/")[0]
-        job_name = f"{parent}/{jobs.CUSTOM_JOBS}/{self.store.new_id()}"
+        job_name = f"{parent}/{training_models.CUSTOM_JOBS}/{self.store.new_id()}"
         body = {"displayName": self.pipeline["displayName"], "jobSpec": self.pipeline["_jobSpec"]}
         if self.pipeline.get("labels"):
             body["labels"] = self.pipeline["labels"]
-        job = self.store.insert(jobs.CUSTOM_JOBS, job_name, jobs.new_job(job_name, body))
+        job = self.store.insert(training_models.CUSTOM_JOBS, job_name, jobs.new_job(job_name, body))
 
         def running(pipeline: Resource) -> None:
             pipeline["trainingTaskMetadata"] = {"backingCustomJob": job_name}
