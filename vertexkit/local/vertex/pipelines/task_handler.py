@@ -150,7 +150,7 @@ def gcpc_launcher(image: str, command: list[str]) -> str | None:
 def refuse_unless_runnable(container: Any) -> None:
     """Refuses a container component that is neither a lightweight component nor a GCPC
     operator, before kfp.local resolves its placeholders."""
-    command = [*container.command, *container.args]
+    command = [*(container.command or []), *(container.args or [])]
     if not is_lightweight(command) and not gcpc_launcher(container.image, command):
         raise TaskRefused(
             f"image {container.image!r}: a container component; the local runner runs "
