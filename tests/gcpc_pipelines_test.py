@@ -174,17 +174,29 @@ def deploy_pipeline(project: str, location: str = "us-central1") -> None:
 
 
 @pytest.fixture(scope="module")
-def deploy_run(tmp_path_factory: pytest.TempPathFactory) -> runner.FinishedRun:
-    return run_pipeline(deploy_pipeline, tmp_path_factory.mktemp("gcpc-b") / "home")
+def deploy_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("gcpc-b") / "home"
 
 
-def test_vertexkit_model_deploys_through_gcpc(deploy_run: runner.FinishedRun) -> None:
+@pytest.fixture(scope="module")
+def deploy_run(deploy_home: Path) -> runner.FinishedRun:
+    return run_pipeline(deploy_pipeline, deploy_home)
+
+
+def test_vertexkit_model_deploys_and_undeploys_through_gcpc(
+    deploy_run: runner.FinishedRun, deploy_home: Path
+) -> None:
     details = tasks(deploy_run)
     assert {t["state"] for t in details.values()} == {"SUCCEEDED"}, details.keys()
-    deploy_uris = gcp_resource_uris(details["model-deploy"])
-    assert any(uri.endswith(":deployModel") or "/operations/" in uri for uri in deploy_uris)
-    undeploy_uris = gcp_resource_uris(details["model-undeploy"])
-    assert undeploy_uris
+    for task in ("model-deploy", "model-undeploy"):  # each names its operation
+        [operation] = gcp_resource_uris(details[task])
+        assert "/operations/" in operation, operation
+    with LocalCloud(home=deploy_home) as cloud:
+        cloud.context().init_aiplatform()
+        [endpoint] = aiplatform.Endpoint.list(filter='display_name="gcpc-b-endpoint"')
+        assert endpoint.list_models() == []  # ModelUndeployOp took back what ModelDeployOp made
+        [model] = aiplatform.Model.list(filter='display_name="vk-penguins"')
+        assert model.version_id == "1"
 
 
 def test_gcpc_query_and_custom_job_land_on_the_local_cloud(
