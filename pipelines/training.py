@@ -13,6 +13,7 @@ from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
 from vertexkit.components import (
+    batch_predict,
     bigquery_export_dataset,
     bigquery_query_job,
     compare_models,
@@ -139,6 +140,9 @@ def training_pipeline(
     min_improvement: float = 0.0,
     serving_machine_type: str = "n1-standard-2",
     traffic_percentage: int = 100,
+    batch_predict_source: str = "",
+    batch_predict_destination: str = "",
+    batch_predict_excluded_fields: list = ["species"],  # noqa: B006 (KFP defaults are data)
 ) -> PipelineOutputs:
     split = snapshot_and_split(project, bq_location, source_query, gcs_root)
     train = custom_training_job(
@@ -163,7 +167,7 @@ def training_pipeline(
         validation_data=split.outputs["validation"],
         test_data=split.outputs["test"],
     )
-    return register_evaluate_and_deploy(
+    outputs = register_evaluate_and_deploy(
         model_dir=train.outputs["model"],
         test_data=split.outputs["test"],
         project=project,
@@ -177,3 +181,18 @@ def training_pipeline(
         serving_machine_type=serving_machine_type,
         traffic_percentage=traffic_percentage,
     )
+    # Optional, off by default: score a BigQuery table (bq://project.dataset.table whose columns
+    # are the query's, label included and excluded here) with the new version, promoted or not,
+    # into `batch_predict_destination` (bq://project or bq://project.dataset).
+    with dsl.If(batch_predict_source != "", name="batch-predict-requested"):
+        batch_predict(
+            project=project,
+            location=location,
+            model=outputs.model,
+            job_display_name="training-batch-predict",
+            bigquery_source_input_uri=batch_predict_source,
+            bigquery_destination_output_uri=batch_predict_destination,
+            excluded_fields=batch_predict_excluded_fields,
+            machine_type=serving_machine_type,
+        )
+    return outputs

@@ -373,9 +373,10 @@ BAD_REQUESTS = {
         "trainingTaskInputs.baseOutputDirectory.outputUriPrefix", exceptions.BadRequest,
         lambda r: r["training_task_inputs"].pop("base_output_directory"),
     ),
-    "managed dataset": (
-        "inputDataConfig", exceptions.MethodNotImplemented,
-        lambda r: r.update(input_data_config={"dataset_id": "123"}),
+    "unknown managed dataset": (
+        "inputDataConfig.datasetId", exceptions.NotFound,
+        lambda r: r.update(input_data_config={
+            "dataset_id": "123", "gcs_destination": {"output_uri_prefix": "gs://vertexkit-out/d"}}),
     ),
 }  # fmt: skip
 

@@ -165,6 +165,11 @@ class CloudContext:
 
         return self._gapic(aiplatform_v1.PipelineServiceClient)
 
+    def dataset_client(self) -> aiplatform_v1.DatasetServiceClient:
+        from google.cloud import aiplatform_v1
+
+        return self._gapic(aiplatform_v1.DatasetServiceClient)
+
     def _gapic(self, client_cls: type) -> Any:
         if self.vertex_endpoint:
             return client_cls(

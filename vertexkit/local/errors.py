@@ -74,6 +74,12 @@ def conflict(message: str) -> ApiError:
     return ApiError(409, message)
 
 
+def failed_precondition(message: str) -> ApiError:
+    """Vertex's FAILED_PRECONDITION (an action the resource's state does not allow) travels as
+    HTTP 400, unlike Cloud Storage's 412 `conditionNotMet` (precondition_failed)."""
+    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
+
+
 def precondition_failed(message: str) -> ApiError:
     return ApiError(412, message)
 

@@ -214,7 +214,25 @@ def registry_metrics(evaluation: Evaluation) -> dict[str, Any]:
             "annotationSpecs": [{"displayName": c} for c in evaluation.classes],
             "rows": [[float(v) for v in row] for row in evaluation.confusion_matrix],
         }
+    if evaluation.task == "classification" and evaluation.roc_curve:
+        metrics["confidenceMetrics"] = confidence_metrics(evaluation.roc_curve)
     return metrics
+
+
+def confidence_metrics(roc: dict[str, list[float]], most: int = 200) -> list[dict[str, float]]:
+    """The ROC curve as Vertex's classification schema lists it (at most `most` points, the
+    first and the last always kept): what the console's model page draws."""
+    count = len(roc["fpr"])
+    step = max(1, -(-count // most))
+    keep = sorted({*range(0, count, step), count - 1})
+    return [
+        {
+            "confidenceThreshold": float(roc["thresholds"][i]),
+            "recall": float(roc["tpr"][i]),
+            "falsePositiveRate": float(roc["fpr"][i]),
+        }
+        for i in keep
+    ]
 
 
 def import_evaluation(

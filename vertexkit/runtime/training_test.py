@@ -16,7 +16,8 @@ from google.cloud import aiplatform_v1
 from vertexkit.context import CloudContext
 from vertexkit.runtime import training
 from vertexkit.runtime.gcp_resources import find_vertex_resource
-from vertexkit.runtime.training import JobFailedError, StudyConfig, TrainingConfig
+from vertexkit.runtime.jobs import JobFailedError
+from vertexkit.runtime.training import StudyConfig, TrainingConfig
 from vertexkit.specs import SpecError, images
 
 # A trainer as a container command: writes metrics.json and a marker to AIP_MODEL_DIR through

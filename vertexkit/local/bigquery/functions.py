@@ -3,9 +3,11 @@
 User SQL is checked against this list on its parsed tree (`sql.refuse_unknown_functions`), so
 DuckDB's own functions and table functions (`read_blob`, `read_text`, `current_setting`,
 `duckdb_settings`, `query`, ...) are refused with BigQuery's own answer for an unknown name,
-"Function not found: NAME", even where DuckDB would run them. A GoogleSQL function that DuckDB
-cannot evaluate still fails at run time with DuckDB's message; this list only decides what is
-GoogleSQL at all. Names are upper case; `SAFE.`-prefixed calls are checked by their base name.
+"Function not found: NAME", even where DuckDB would run them. A GoogleSQL function in
+NOT_SUPPORTED (one the local BigQuery cannot answer as BigQuery does) is refused with
+"not supported by the local BigQuery: NAME"; the others are translated by googlesql.py and
+checked by the conformance corpus (tests/googlesql_conformance). Names are upper case;
+`SAFE.`-prefixed calls are checked by their base name.
 """
 
 from __future__ import annotations
@@ -103,4 +105,66 @@ FAMILIES: dict[str, str] = {
 
 GOOGLESQL_FUNCTIONS: frozenset[str] = frozenset(
     name for names in FAMILIES.values() for name in names.split()
+)
+
+# GoogleSQL functions the local BigQuery cannot answer as BigQuery does: refused by name with
+# "not supported by the local BigQuery: NAME" (a 400), never answered differently. Each has a
+# refusal case in the conformance corpus with BigQuery's answer written beside it.
+NOT_SUPPORTED: frozenset[str] = frozenset(
+    [
+        "PARSE_NUMERIC",
+        "PARSE_BIGNUMERIC",
+        "NORMALIZE",
+        "NORMALIZE_AND_CASEFOLD",
+        "SOUNDEX",
+        "REGEXP_INSTR",
+        "UNICODE",
+        "TO_BASE32",
+        "FROM_BASE32",
+        "SAFE_CONVERT_BYTES_TO_STRING",
+        "CODE_POINTS_TO_BYTES",
+        "TO_CODE_POINTS",
+        "CODE_POINTS_TO_STRING",
+        "COLLATE",
+        "DATE_BUCKET",
+        "DATETIME_BUCKET",
+        "TIMESTAMP_BUCKET",
+        "TIME_TRUNC",
+        "ARRAY_FIRST",
+        "ARRAY_LAST",
+        "SHA512",
+        "APPROX_TOP_COUNT",
+        "APPROX_TOP_SUM",
+        "JSON_KEYS",
+        "INT64",
+        "FLOAT64",
+        "BOOL",
+        "STRING",
+        "LAX_BOOL",
+        "LAX_FLOAT64",
+        "LAX_INT64",
+        "LAX_STRING",
+        "ZEROIFNULL",
+        "NULLIFZERO",
+        "JUSTIFY_DAYS",
+        "JUSTIFY_HOURS",
+        "JUSTIFY_INTERVAL",
+        "MAKE_INTERVAL",
+        "RANGE",
+        "RANGE_CONTAINS",
+        "RANGE_END",
+        "RANGE_INTERSECT",
+        "RANGE_OVERLAPS",
+        "RANGE_START",
+        "JSON_SET",
+        "JSON_REMOVE",
+        "JSON_STRIP_NULLS",
+        "JSON_ARRAY_APPEND",
+        "JSON_ARRAY_INSERT",
+        "CSC",
+        "SEC",
+        "COTH",
+        "CSCH",
+        "SECH",
+    ]
 )

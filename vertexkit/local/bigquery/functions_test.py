@@ -29,12 +29,12 @@ REFUSED = {
     ),
     "wrong_arguments": ("SELECT REGEXP_REPLACE('a', 'b')", "No matching signature"),
     "glob": ("SELECT * FROM glob('*')", "Syntax error"),
-    "pragma": ("PRAGMA version", "Statement PRAGMA is not supported by the local BigQuery"),
+    "pragma": ("PRAGMA version", "not supported by the local BigQuery: statement PRAGMA"),
     "attach": ("ATTACH 'other.duckdb' AS other", "Syntax error"),
-    "copy": ("COPY t TO 'out.csv'", "Statement COPY is not supported by the local BigQuery"),
-    "install": ("INSTALL httpfs", "Statement INSTALL is not supported by the local BigQuery"),
-    "load": ("LOAD httpfs", "Statement LOAD is not supported by the local BigQuery"),
-    "set": ("SET threads = 1", "Statement SET is not supported by the local BigQuery"),
+    "copy": ("COPY t TO 'out.csv'", "not supported by the local BigQuery: statement COPY"),
+    "install": ("INSTALL httpfs", "not supported by the local BigQuery: statement INSTALL"),
+    "load": ("LOAD httpfs", "not supported by the local BigQuery: statement LOAD"),
+    "set": ("SET threads = 1", "not supported by the local BigQuery: statement SET"),
 }
 
 GOOGLESQL = {

@@ -10,6 +10,7 @@ import datetime
 import decimal
 import fnmatch
 import os
+import re
 import shutil
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from vertexkit.local.bigquery import billing, information_schema
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -126,6 +128,18 @@ class JobRunner:
             run.finish()
             self.running.remove(run)
 
+    def _column_types(self, name: TableName) -> dict[str, str]:
+        """A table's columns' GoogleSQL types ({} for a table that does not exist: the query's
+        own check reports that)."""
+        cur = self.warehouse.cursor()
+        try:
+            fields = self.warehouse.table_schema(cur, name)
+        except (QueryError, duckdb.Error):
+            return {}
+        finally:
+            cur.close()
+        return {f["name"].lower(): _google_sql_type(f) for f in fields}
+
     # -- dry run --------------------------------------------------------------------------------
     def _dry_run(self, project: str, kind: str, config: dict, job: dict) -> dict:
         """Validates a query without running it or storing a job, as BigQuery does: a failure
@@ -139,14 +153,20 @@ class JobRunner:
                 str(query.get("query") or ""),
                 project,
                 (default.get("projectId") or project, default["datasetId"]) if default else None,
+                self._column_types,
             )
             params = query_parameters(query)
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                for ref in translation.information_schema:
+                    information_schema.register(self.warehouse, cur, ref)
                 if translation.statement_type == "SELECT":
                     # LIMIT 0 plans the query (names, types, functions) without reading rows.
                     cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
+                processed = billing.estimate(
+                    self.warehouse, cur, translation.read_tables, translation.columns_read
+                )
         except QueryError as error:
             raise ApiError(
                 404 if error.reason == "notFound" else 400, error.message, reason=error.reason
@@ -157,10 +177,10 @@ class JobRunner:
         job["statistics"] = {
             "query": {
                 "statementType": translation.statement_type,
-                "totalBytesProcessed": "0",
+                "totalBytesProcessed": str(processed),
                 "cacheHit": False,
             },
-            "totalBytesProcessed": "0",
+            "totalBytesProcessed": str(processed),
         }
         return job
 
@@ -177,7 +197,7 @@ class JobRunner:
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
-        translation = translate(config["query"], project, default_dataset)
+        translation = translate(config["query"], project, default_dataset, self._column_types)
         params = query_parameters(config)
         stats: dict[str, Any] = {
             "statementType": translation.statement_type,
@@ -190,9 +210,12 @@ class JobRunner:
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            for ref in translation.information_schema:
+                information_schema.register(self.warehouse, cur, ref)
             if destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
+                _refuse_null_elements(cur, destination, stats["schema"]["fields"])
                 stats["totalRows"] = str(self.warehouse.count_rows(cur, destination))
             elif translation.statement_type.startswith(("CREATE", "DROP")):
                 stats.update(self._ddl(cur, translation, params))
@@ -405,7 +428,10 @@ class JobRunner:
         cur = run.cursor
         self.warehouse.require_table(cur, source)
         options = _copy_options(file_format, compression, config)
-        written = self._copy_out(cur, source, name, options)
+        relation = source.sql
+        if file_format == "NEWLINE_DELIMITED_JSON":
+            relation = _json_export_select(source, self.warehouse.table_schema(cur, source))
+        written = self._copy_out(cur, relation, name, options)
         run.raise_if_stopped()
         for index, path in enumerate(written):
             target = name.replace("*", f"{index:012d}") if "*" in name else name
@@ -415,16 +441,17 @@ class JobRunner:
         return {"destinationUriFileCounts": [str(len(written))]}
 
     def _copy_out(
-        self, cur: duckdb.DuckDBPyConnection, source: TableName, name: str, options: str
+        self, cur: duckdb.DuckDBPyConnection, relation: str, name: str, options: str
     ) -> list[Path]:
-        """COPY into the staging area (DuckDB's parallel writers); several files only for `*`."""
+        """COPY `relation` (a table or a parenthesised SELECT) into the staging area (DuckDB's
+        parallel writers); several files only for `*`."""
         if "*" not in name:
             path = self.warehouse.staging_path()
-            cur.execute(f"COPY {source.sql} TO {quote_literal(str(path))} ({options})")
+            cur.execute(f"COPY {relation} TO {quote_literal(str(path))} ({options})")
             return [path]
         directory = self.warehouse.staging_path()
         cur.execute(
-            f"COPY {source.sql} TO {quote_literal(str(directory))} "
+            f"COPY {relation} TO {quote_literal(str(directory))} "
             f"({options}, FILE_SIZE_BYTES {SHARD_BYTES}, FILENAME_PATTERN 'part_{{i}}')"
         )
         files = sorted(directory.iterdir(), key=lambda p: int(p.name.split("_")[1].split(".")[0]))
@@ -480,6 +507,46 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
         message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
         result = {"reason": "invalid", "message": message}
     return {"state": "DONE", "errorResult": result, "errors": [result]}
+
+
+def _google_sql_type(field: dict) -> str:
+    kind = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}.get(
+        field["type"], field["type"]
+    )
+    return "ARRAY" if field.get("mode") == "REPEATED" else kind
+
+
+def _json_export_select(source: TableName, fields: list[dict]) -> str:
+    """BigQuery's JSON export writes INT64 as strings (JSON numbers lose precision past 2^53);
+    DuckDB would write numbers."""
+    columns = []
+    for field in fields:
+        column = quote(field["name"])
+        if field["type"] in ("INTEGER", "INT64") and field.get("mode") == "REPEATED":
+            columns.append(f"[CAST(e AS VARCHAR) FOR e IN {column}] AS {column}")
+        elif field["type"] in ("INTEGER", "INT64"):
+            columns.append(f"CAST({column} AS VARCHAR) AS {column}")
+        else:
+            columns.append(column)
+    return f"(SELECT {', '.join(columns)} FROM {source.sql})"
+
+
+def _refuse_null_elements(
+    cur: duckdb.DuckDBPyConnection, table: TableName, fields: list[dict]
+) -> None:
+    """BigQuery cannot write an array with a NULL element (DuckDB can): the job fails and,
+    being one transaction, leaves nothing behind."""
+    for field in fields:
+        if field.get("mode") != "REPEATED":
+            continue
+        column = quote(field["name"])
+        found = cur.execute(
+            f"SELECT 1 FROM {table.sql} WHERE list_count({column}) < len({column}) LIMIT 1"
+        ).fetchone()
+        if found:
+            raise QueryError(
+                f"Array cannot have a null element; error in writing field {field['name']}"
+            )
 
 
 def _dml_stat(statement_type: str) -> str:
@@ -561,11 +628,36 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
     return ", ".join(options)
 
 
+NO_SIGNATURE = re.compile(r"No function matches the given name and argument types '(\w+)\((.*)\)'")
+MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
+INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
+
+
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
-    for prefix in ("Binder Error: ", "Parser Error: ", "Catalog Error: ", "Conversion Error: "):
+    for prefix in (
+        "Binder Error: ",
+        "Parser Error: ",
+        "Catalog Error: ",
+        "Conversion Error: ",
+        "Invalid Input Error: ",
+        "Out of Range Error: ",
+    ):
         text = text.replace(prefix, "")
     first = text.splitlines()[0] if text else type(error).__name__
+    signature = NO_SIGNATURE.match(first)
+    if signature:  # BigQuery: "No matching signature for function F for argument types: ..."
+        name, types = signature.groups()
+        return (
+            f"No matching signature for function {name.upper()} for argument types: {types} "
+            f"(not supported by the local BigQuery: {name.upper()}({types}))"
+        )
+    missing = MISSING_FUNCTION.match(first)
+    if missing:  # a GoogleSQL function the translation leaves to DuckDB, which lacks it
+        return f"not supported by the local BigQuery: {missing.group(1).upper()}"
+    overflow = INT64_OVERFLOW.match(first)
+    if overflow:  # BigQuery: "int64 overflow: 9223372036854775807 + 1"
+        return f"int64 overflow: {overflow.group(1)}"
     if "Referenced column" in first and "not found" in first:
         column = first.split('"')[1] if '"' in first else first
         return f"Unrecognized name: {column}; {first}"

@@ -23,6 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from vertexkit.local.bigquery.farmhash import farm_fingerprint
+from vertexkit.local.bigquery.googlesql import install_macros
 from vertexkit.local.bigquery.responses import (
     LOCATION,
     duckdb_to_field,
@@ -139,6 +140,7 @@ class Warehouse:
             duckdb.sqltype("BIGINT"),
             type="arrow",
         )
+        install_macros(con)
         # From here on, SQL may touch no file but the staging area, and cannot undo that.
         con.execute(f"SET allowed_directories = [{quote_literal(str(self.staging) + '/')}]")
         con.execute("SET enable_external_access = false")

@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vertexkit.local.bigquery.query_error import not_supported
 from vertexkit.local.bigquery.sql import BIGNUMERIC_TYPE, NUMERIC_TYPE, QueryError
 
 LOCATION = "US"
@@ -120,9 +121,13 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
         if (params["precision"], params["scale"]) == (38, 18):
             bq_type = "BIGNUMERIC"
         return {"name": name, "type": bq_type, "mode": mode}
+    if str(kind) == '"NULL"':  # an untyped NULL is INT64 in BigQuery
+        return {"name": name, "type": "INTEGER", "mode": mode}
     if str(kind) == "JSON":
         return {"name": name, "type": "JSON", "mode": mode}
     bq_type = DUCKDB_TO_BIGQUERY.get(kind.id)
+    if kind.id == "interval":
+        raise not_supported("INTERVAL values in a result")
     if bq_type is None:
         raise QueryError(f"Column {name} has type {kind}, which BigQuery has no equivalent for")
     return {"name": name, "type": bq_type, "mode": mode}

@@ -29,6 +29,13 @@ from vertexkit.local.bigquery.responses import (
 )
 from vertexkit.local.bigquery.seed import seed_public_data
 from vertexkit.local.bigquery.sql import QueryError, TableName, translate
+from vertexkit.local.bigquery.streaming import (
+    RowError,
+    StreamingInserts,
+    check_request,
+    convert_row,
+    row_error,
+)
 from vertexkit.local.bigquery.validation import (
     validate_dataset,
     validate_job,
@@ -71,6 +78,7 @@ class BigQueryService:
         self.cloud = cloud
         self.warehouse = Warehouse(home, clock)
         self.jobs = JobRunner(self.warehouse, storage)
+        self.streaming = StreamingInserts(clock)
         self.uploads: dict[str, dict[str, Any]] = {}
         self.uploads_lock = threading.Lock()
         seed_public_data(self.warehouse)
@@ -93,6 +101,7 @@ class BigQueryService:
             self._route(table, self.patch_table, "PATCH", "PUT"),
             self._route(table, self.delete_table, "DELETE"),
             self._route(table + "/data", self.list_table_data, "GET"),
+            self._route(table + "/insertAll", self.insert_all, "POST"),
             self._route(API + "/jobs", self.insert_job, "POST"),
             self._route(API + "/jobs", self.list_jobs, "GET"),
             self._route(API + "/jobs/{job_id}", self.get_job, "GET"),
@@ -332,6 +341,39 @@ class BigQueryService:
             fields = [by_name[s.lower()] for s in selected]
         body = self._rows_page(name, fields, total, query, selected or None)
         return {"kind": "bigquery#tableDataList", "etag": "", **body}
+
+    def insert_all(self, params: dict, _: dict, body: dict) -> dict:
+        """tabledata.insertAll: streaming rows, checked one by one (see streaming.py)."""
+        name = _table(params)
+        self._check_writable(name.project)
+        rows = check_request(body)
+        answer: dict[str, Any] = {"kind": "bigquery#tableDataInsertAllResponse"}
+        with self.warehouse.transaction(name) as cur:
+            if self.warehouse.require_table(cur, name) == "VIEW":
+                raise bad_request(f"Cannot insert rows into a view: {name.bigquery_id}")
+            fields = self.warehouse.table_schema(cur, name)
+            good, errors = _convert_rows(rows, fields, bool(body.get("ignoreUnknownValues")))
+            if errors:
+                answer["insertErrors"] = errors
+                if not body.get("skipInvalidRows"):
+                    bad = {error["index"] for error in errors}
+                    stopped = [row_error(i, "stopped") for i in range(len(rows)) if i not in bad]
+                    answer["insertErrors"] = sorted(errors + stopped, key=lambda e: e["index"])
+                    return answer
+            ids = [rows[index].get("insertId") for index, _ in good]
+            new = self.streaming.unseen(name, ids)
+            values = [row for (_, row), fresh in zip(good, new, strict=True) if fresh]
+            if values:
+                columns = [field["name"] for field in fields]
+                holes = ", ".join("?" for _ in columns)
+                names = ", ".join(quote(column) for column in columns)
+                cur.executemany(
+                    f"INSERT INTO {name.sql} ({names}) VALUES ({holes})",
+                    [[row[column] for column in columns] for row in values],
+                )
+                self.warehouse.touch_table(cur, name)
+            self.streaming.remember(name, ids)
+        return answer
 
     def _rows_page(
         self,
@@ -584,6 +626,18 @@ class BigQueryService:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def _convert_rows(
+    rows: list[dict], fields: list[dict], ignore_unknown: bool
+) -> tuple[list[tuple[int, dict]], list[dict]]:
+    good, errors = [], []
+    for index, row in enumerate(rows):
+        try:
+            good.append((index, convert_row(row["json"], fields, ignore_unknown)))
+        except RowError as error:
+            errors.append(row_error(index, "invalid", error.location, error.message))
+    return good, errors
+
+
 def _table(params: dict) -> TableName:
     return TableName(params["project"], params["dataset"], params["table"])
 

@@ -11,13 +11,17 @@ which user SQL must not have).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import ParseError, UnsupportedError
 
-from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS
+from vertexkit.local.bigquery import googlesql
+from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS, NOT_SUPPORTED
+from vertexkit.local.bigquery.information_schema import InformationSchemaRef, reference
+from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
 NUMERIC_TYPE = "DECIMAL(38, 9)"
 # DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
@@ -26,20 +30,13 @@ BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
 
 # BigQuery ML / AI / federated calls: no local equivalent, refused by name.
 BIGQUERY_ONLY_CALL = re.compile(
-    r"\b(?:(?:ML|AI|KEYS|AEAD)\.[A-Z_]+|VECTOR_SEARCH|EXTERNAL_QUERY)\s*\(", re.IGNORECASE
+    r"\b(?:(?:ML|AI|KEYS|AEAD|NET|HLL_COUNT|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
+    r"EXTERNAL_QUERY)\s*\(",
+    re.IGNORECASE,
 )
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 # A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
 CALL_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-class QueryError(Exception):
-    """A query BigQuery would reject; `reason` is BigQuery's error reason."""
-
-    def __init__(self, message: str, reason: str = "invalidQuery") -> None:
-        super().__init__(message)
-        self.message = message
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -71,6 +68,10 @@ class Translation:
     replace: bool = False
     if_not_exists: bool = False
     if_exists: bool = False
+    # the column names the query mentions (None: `*`, all), for dryRun's byte estimate
+    columns_read: set[str] | None = None
+    # INFORMATION_SCHEMA views the job registers before running the query
+    information_schema: list[InformationSchemaRef] = field(default_factory=list)
 
 
 def quote_identifier(name: str) -> str:
@@ -81,10 +82,18 @@ def quote_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+ColumnTypes = Callable[["TableName"], dict[str, str]]
+
+
 def translate(
-    sql: str, project: str, default_dataset: tuple[str, str] | None = None
+    sql: str,
+    project: str,
+    default_dataset: tuple[str, str] | None = None,
+    column_types: ColumnTypes | None = None,
 ) -> Translation:
-    """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes."""
+    """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes.
+    `column_types` gives a table's {lower-case column name: GoogleSQL type} (the catalog's),
+    for rewrites whose result type depends on an argument's (JSON_QUERY of STRING or JSON)."""
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
     except ParseError as error:
@@ -92,17 +101,23 @@ def translate(
     if not statements:
         raise QueryError("Syntax error: the query is empty")
     if len(statements) > 1:
-        raise QueryError("Multi-statement scripts are unsupported by the local BigQuery")
+        raise not_supported("multi-statement scripts")
     statement = statements[0]
     _refuse_unsupported(statement)
     _refuse_unknown_functions(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
-    cte_names = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
+    # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
+    cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     target_node = _target_node(statement)
+    tables_by_alias: dict[str, TableName] = {}
     for table in list(statement.find_all(exp.Table)):
-        if not table.name or (not table.db and table.name in cte_names):
+        if not table.name or (not table.db and table.name.lower() in cte_names):
+            continue
+        if table.name.upper().startswith("INFORMATION_SCHEMA."):
+            translation.information_schema.append(_information_schema(table, project, translation))
             continue
         name = _resolve(table, project, default_dataset)
+        tables_by_alias[(table.alias or table.name).lower()] = name
         table.set("catalog", None)
         table.set("db", exp.to_identifier(name.schema, quoted=True))
         table.set("this", exp.to_identifier(name.table, quoted=True))
@@ -110,7 +125,14 @@ def translate(
             translation.target = name
         elif name not in translation.read_tables:
             translation.read_tables.append(name)
+    if translation.information_schema:
+        _refuse_star_over_information_schema(statement)
+    translation.columns_read = _columns_read(statement)
     _fix_types(statement)
+    resolver = None
+    if column_types is not None:
+        resolver = _column_resolver(statement, tables_by_alias, cte_names, column_types)
+    googlesql.rewrite(statement, resolver)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
         translation.replace = bool(statement.args.get("replace"))
@@ -120,10 +142,83 @@ def translate(
     try:
         translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as error:
-        raise QueryError(f"{_first_line(error)}: unsupported by the local BigQuery") from error
+        raise not_supported(_first_line(error)) from error
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _information_schema(
+    table: exp.Table, project: str, translation: Translation
+) -> InformationSchemaRef:
+    """`[project.]dataset.INFORMATION_SCHEMA.VIEW` -> a name the job registers the rows under."""
+    qualifier = [part.name for part in table.parts[:-1]]
+    view = table.name.split(".", 1)[1]
+    ref = reference(len(translation.information_schema), view, qualifier, project)
+    table.set("catalog", None)
+    table.set("db", None)
+    table.set("this", exp.to_identifier(ref.alias, quoted=True))
+    return ref
+
+
+# FROM items whose columns the catalog does not describe: an unqualified name may be theirs.
+DERIVED_SOURCES = (exp.Subquery, exp.Unnest, exp.Values, exp.Lateral, exp.CTE)
+
+
+def _column_resolver(
+    statement: exp.Expression,
+    tables: dict[str, TableName],
+    cte_names: set[str],
+    column_types: ColumnTypes,
+) -> Callable[[exp.Column], str | None]:
+    """A column reference -> its table column's type, only where that is certain: `t.c` of a
+    table alias `t`, or an unqualified `c` of exactly one table in a statement that reads no
+    subquery, CTE or UNNEST (whose columns could shadow it)."""
+    cache: dict[TableName, dict[str, str]] = {}
+
+    def types(name: TableName) -> dict[str, str]:
+        if name not in cache:
+            cache[name] = column_types(name)
+        return cache[name]
+
+    derived = statement.find(*DERIVED_SOURCES) is not None
+
+    def resolve(column: exp.Column) -> str | None:
+        qualifier = column.table.lower()
+        if qualifier:
+            if qualifier in cte_names or qualifier not in tables:
+                return None
+            return types(tables[qualifier]).get(column.name.lower())
+        if derived:
+            return None
+        found = [t for t in tables.values() if column.name.lower() in types(t)]
+        return types(found[0])[column.name.lower()] if len(found) == 1 else None
+
+    return resolve
+
+
+def _columns_read(statement: exp.Expression) -> set[str] | None:
+    """Names a column reference could be (a qualifier may be a STRUCT column); None for `*`."""
+    for select in statement.find_all(exp.Select):
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star) or (
+                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+            ):
+                return None
+    names = set()
+    for column in statement.find_all(exp.Column):
+        names.update(part.name.lower() for part in column.parts)
+    return names
+
+
+def _refuse_star_over_information_schema(statement: exp.Expression) -> None:
+    """The views carry a prefix of BigQuery's columns: `SELECT *` would answer fewer."""
+    for select in statement.find_all(exp.Select):
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star) or (
+                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+            ):
+                raise not_supported("SELECT * from INFORMATION_SCHEMA (name the columns)")
 
 
 def _no_matching_signature(node: exp.Func) -> QueryError:
@@ -141,25 +236,22 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
     ):
         # The statement's first word as written (PRAGMA, SET, COPY, LOAD, INSTALL, ...).
         kind = (statement.sql(dialect="bigquery").split() or ["EMPTY"])[0].upper()
-        raise QueryError(f"Statement {kind} is not supported by the local BigQuery")
+        raise not_supported(f"statement {kind}")
     if isinstance(statement, exp.Create):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
-            raise QueryError(f"CREATE {kind} is unsupported by the local BigQuery")
+            raise not_supported(f"CREATE {kind}")
     if isinstance(statement, exp.Drop):
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
-            raise QueryError(f"DROP {kind} is unsupported by the local BigQuery")
-    for table in statement.find_all(exp.Table):
-        if "INFORMATION_SCHEMA" in table.sql(dialect="bigquery").upper():
-            raise QueryError("INFORMATION_SCHEMA is unsupported by the local BigQuery")
+            raise not_supported(f"DROP {kind}")
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     match = BIGQUERY_ONLY_CALL.search(text)
     if match:
-        raise QueryError(f"{match.group(0).rstrip('(')} is unsupported by the local BigQuery")
+        raise not_supported(match.group(0).rstrip("("))
 
 
 def _refuse_unknown_functions(statement: exp.Expression) -> None:
@@ -167,6 +259,8 @@ def _refuse_unknown_functions(statement: exp.Expression) -> None:
     DuckDB-only name gets BigQuery's answer for a name it does not know."""
     for node in statement.find_all(exp.Func):
         name = _function_name(node)
+        if name and (name.upper() in NOT_SUPPORTED or name.upper().startswith("ST_")):
+            raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
         if name and name.upper() not in GOOGLESQL_FUNCTIONS:
             raise QueryError(f"Function not found: {name}")
 
@@ -176,7 +270,7 @@ def _function_name(node: exp.Func) -> str | None:
     else as sqlglot writes its node back in the BigQuery dialect (IFNULL -> COALESCE, ...)."""
     if isinstance(node, exp.Anonymous):
         return node.name
-    if isinstance(node, exp.SafeFunc):  # SAFE.f(...): f is checked as its own node
+    if isinstance(node, (exp.SafeFunc, exp.WeekStart, exp.Exists)):  # syntax, or SAFE.f(...)
         return None
     try:
         text = node.sql(dialect="bigquery")
@@ -204,7 +298,7 @@ def _target_node(statement: exp.Expression) -> exp.Table | None:
     if isinstance(statement, exp.Drop):
         tables = statement.args.get("tables") or [statement.this]
         if len(tables) != 1:
-            raise QueryError("DROP of several tables at once is unsupported by the local BigQuery")
+            raise not_supported("DROP of several tables at once")
         node = tables[0]
     if isinstance(statement, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
         node = statement.this

@@ -1,4 +1,5 @@
-"""Charts drawn server-side as SVG: a confusion matrix, an ROC curve, a metric per trial.
+"""Charts drawn server-side as SVG: a confusion matrix, an ROC curve, a metric per trial, and
+retraining decisions over time.
 
 Server-side SVG because the console loads nothing from outside the machine and runs no chart
 library: these three charts are a few rectangles, lines and labels, colour given by SVG
@@ -8,6 +9,8 @@ presentation attributes (the page's Content-Security-Policy allows no inline sty
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from vertexkit.local.console.html import Markup, el
@@ -206,3 +209,139 @@ def roc_points(metadata: dict[str, Any]) -> list[tuple[float, float]]:
         (float(point.get("falsePositiveRate", 0)), float(point.get("recall", 0)))
         for point in metadata.get("confidenceMetrics") or []
     ]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One retraining decision as the chart draws it."""
+
+    at: datetime
+    champion: float | None
+    challenger: float | None
+    promoted: bool
+    label: str = ""  # the hover text
+
+
+def decisions_chart(decisions: Sequence[Decision], width: int = 640, height: int = 240) -> Markup:
+    """Champion (grey, dashed) and challenger (blue) metric over time; a challenger's point is
+    green when it was promoted, a red ring when it was not."""
+    values = [v for d in decisions for v in (d.champion, d.challenger) if v is not None]
+    if not decisions or not values:
+        return svg(
+            el("text", "no decisions with a metric", x=10, y=20),
+            width=width,
+            height=40,
+            label="retraining decisions",
+            class_="chart decisions",
+        )
+    frame = PlotFrame(decisions, values, width, height)
+    return svg(
+        frame.axes(),
+        frame.line([(d.at, d.champion) for d in decisions], "#9aa0a6", dashed=True),
+        frame.line([(d.at, d.challenger) for d in decisions], "#1a73e8"),
+        [frame.champion_point(d) for d in decisions if d.champion is not None],
+        [frame.challenger_point(d) for d in decisions if d.challenger is not None],
+        frame.legend(),
+        width=width,
+        height=height,
+        label="champion vs challenger metric over time",
+        class_="chart decisions",
+    )
+
+
+class PlotFrame:
+    """Maps (time, value) to the chart's pixels: time across, the metric up."""
+
+    left, right, top, bottom = 52, 16, 28, 34
+
+    def __init__(
+        self, decisions: Sequence[Decision], values: list[float], width: int, height: int
+    ) -> None:
+        self.width, self.height = width, height
+        self.start = min(d.at for d in decisions)
+        self.span = max((max(d.at for d in decisions) - self.start).total_seconds(), 0.0)
+        spread = max(values) - min(values)
+        margin = spread * 0.1 if spread else max(abs(max(values)) * 0.05, 0.05)
+        self.low, self.high = min(values) - margin, max(values) + margin
+
+    def x(self, at: datetime) -> float:
+        inner = self.width - self.left - self.right
+        if not self.span:
+            return self.left + inner / 2
+        return self.left + (at - self.start).total_seconds() / self.span * inner
+
+    def y(self, value: float) -> float:
+        inner = self.height - self.top - self.bottom
+        return self.top + (self.high - value) / (self.high - self.low) * inner
+
+    def line(
+        self, points: list[tuple[datetime, float | None]], colour: str, dashed: bool = False
+    ) -> Markup:
+        shown = " ".join(f"{self.x(at):.1f},{self.y(v):.1f}" for at, v in points if v is not None)
+        return el(
+            "polyline",
+            points=shown,
+            fill="none",
+            stroke=colour,
+            stroke_width="2",
+            stroke_dasharray="5 4" if dashed else None,
+        )
+
+    def champion_point(self, d: Decision) -> Markup:
+        return el(
+            "circle",
+            el("title", f"champion {d.champion:g} · {d.label}"),
+            cx=f"{self.x(d.at):.1f}",
+            cy=f"{self.y(d.champion or 0):.1f}",
+            r="3",
+            fill="#9aa0a6",
+            class_="champion",
+        )
+
+    def challenger_point(self, d: Decision) -> Markup:
+        verdict = "promoted" if d.promoted else "not promoted"
+        return el(
+            "circle",
+            el("title", f"challenger {d.challenger:g}, {verdict} · {d.label}"),
+            cx=f"{self.x(d.at):.1f}",
+            cy=f"{self.y(d.challenger or 0):.1f}",
+            r="5",
+            fill="#188038" if d.promoted else "#fff",
+            stroke="#188038" if d.promoted else "#d93025",
+            stroke_width="2",
+            class_="challenger promoted" if d.promoted else "challenger kept-champion",
+        )
+
+    def axes(self) -> list[Markup]:
+        bottom = self.height - self.bottom
+        end = self.start + timedelta(seconds=self.span)
+        return [
+            el(
+                "line",
+                x1=self.left,
+                y1=bottom,
+                x2=self.width - self.right,
+                y2=bottom,
+                stroke="#dadce0",
+            ),
+            el("line", x1=self.left, y1=self.top, x2=self.left, y2=bottom, stroke="#dadce0"),
+            el("text", f"{self.high:.4g}", x=4, y=self.top + 4),
+            el("text", f"{self.low:.4g}", x=4, y=bottom),
+            el("text", self.start.strftime("%Y-%m-%d %H:%M"), x=self.left, y=self.height - 12),
+            el(
+                "text",
+                end.strftime("%Y-%m-%d %H:%M"),
+                x=self.width - self.right,
+                y=self.height - 12,
+                text_anchor="end",
+            ),
+        ]
+
+    def legend(self) -> Markup:
+        return el(
+            "text",
+            "grey dashed: champion · blue: challenger (filled green: promoted, red ring: not)",
+            x=self.left,
+            y=14,
+            class_="axis",
+        )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta, timezone
+
 from vertexkit.local.console import charts
 
 
@@ -33,3 +36,25 @@ def test_trial_chart_marks_the_best_trial_only() -> None:
 
 def test_trial_chart_without_trials_says_so() -> None:
     assert "no finished trials" in charts.trial_chart([], best=None)
+
+
+def test_decisions_chart_marks_promoted_challengers_and_orders_by_time() -> None:
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    decisions = [
+        charts.Decision(start, None, 0.8, True, "<b>first</b>"),  # no champion yet
+        charts.Decision(start + timedelta(days=1), 0.8, 0.75, False),
+        charts.Decision(start + timedelta(days=2), 0.8, 0.9, True),
+    ]
+    svg = charts.decisions_chart(decisions)
+    assert svg.count('class="challenger promoted"') == 2
+    assert svg.count('class="challenger kept-champion"') == 1
+    assert svg.count('class="champion"') == 2
+    assert "&lt;b&gt;first" in svg and "<b>first" not in svg
+    challenger_x = re.findall(r'<circle cx="([0-9.]+)"[^>]*class="challenger', svg)
+    assert [float(x) for x in challenger_x] == sorted(float(x) for x in challenger_x)
+    assert "2026-01-01 00:00" in svg and "2026-01-03 00:00" in svg
+
+
+def test_decisions_chart_without_metrics_says_so() -> None:
+    svg = charts.decisions_chart([charts.Decision(datetime.now(timezone.utc), None, None, False)])
+    assert "no decisions with a metric" in svg

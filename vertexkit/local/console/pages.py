@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 
 from vertexkit.local.console import charts, dag, runs
 from vertexkit.local.console.html import Markup, el, fragment
+from vertexkit.local.console.logs import Chunk
 from vertexkit.local.console.security import CSRF_FIELD
 
 Resource = dict[str, Any]
@@ -102,11 +103,25 @@ def action_form(action: str, label: str, token: str, danger: bool = False, **fie
 
 # -- pipeline runs --------------------------------------------------------------------------------
 def runs_list(jobs: list[Resource], schedules: dict[str, str]) -> Markup:
-    rows = [run_row(job, schedules) for job in jobs]
-    headers = ["run", "pipeline", "state", "started", "duration", "schedule"]
-    return layout(
-        "Pipeline runs", "pipelines", table(headers, rows, "No pipeline runs yet.", class_="runs")
+    """The runs, each with a checkbox: Compare sends the checked ones (a GET, nothing changes)."""
+    rows = [[compare_box(job), *run_row(job, schedules)] for job in jobs]
+    headers = ["", "run", "pipeline", "state", "started", "duration", "schedule"]
+    form = el(
+        "form",
+        el("div", el("button", "Compare selected runs", type="submit"), class_="toolbar")
+        if jobs
+        else None,
+        table(headers, rows, "No pipeline runs yet.", class_="runs"),
+        method="get",
+        action=f"{ROOT}/compare",
+        class_="compare-runs",
     )
+    return layout("Pipeline runs", "pipelines", form)
+
+
+def compare_box(job: Resource) -> Markup:
+    label = f"select {job.get('displayName') or runs.job_id(job)} to compare"
+    return el("input", type="checkbox", name="run", value=job["name"], aria_label=label)
 
 
 def run_row(job: Resource, schedules: dict[str, str]) -> list[Any]:
@@ -150,11 +165,17 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
         if runs.is_running(job)
         else None
     )
+    retry = (
+        action_form("retry", "Retry", token, name=job["name"])
+        if job.get("state") in runs.RETRYABLE_STATES
+        else None
+    )
     body = [
         el(
             "div",
             el("span", "state ", badge(job.get("state", "")), id="run-state"),
             cancel,
+            retry,
             class_="toolbar",
         ),
         el(
@@ -333,6 +354,7 @@ def model_page(
 def evaluation_section(version: Resource, evaluation: Resource) -> list[Markup]:
     metrics = evaluation.get("metrics") or {}
     labels, rows = charts.classification_parts(metrics)
+    roc = charts.roc_points(metrics)  # Vertex's `confidenceMetrics`, as KFP's artifact names it
     scalars = {k: v for k, v in metrics.items() if not isinstance(v, (dict, list))}
     return [
         el(
@@ -341,7 +363,12 @@ def evaluation_section(version: Resource, evaluation: Resource) -> list[Markup]:
             evaluation.get("displayName", ""),
         ),
         key_values(scalars),
-        charts.confusion_matrix(labels, rows) if rows else None,
+        el(
+            "div",
+            charts.confusion_matrix(labels, rows) if rows else None,
+            charts.roc_curve(roc) if roc else None,
+            class_="charts",
+        ),
     ]
 
 
@@ -416,7 +443,11 @@ def endpoint_page(
 
 
 # -- training, tuning, schedules ------------------------------------------------------------------
-def jobs_list(custom: list[Resource], tuning: list[Resource]) -> Markup:
+def jobs_list(
+    custom: list[Resource], tuning: list[Resource], pipelines: Markup | None = None
+) -> Markup:
+    """Custom and tuning jobs; `pipelines` is the training pipelines' section, when given."""
+
     def rows(jobs: list[Resource]) -> list[list[Any]]:
         return [
             [
@@ -436,6 +467,7 @@ def jobs_list(custom: list[Resource], tuning: list[Resource]) -> Markup:
         table(headers, rows(custom), "No custom jobs yet."),
         el("h2", "Hyperparameter tuning jobs"),
         table(headers, rows(tuning), "No tuning jobs yet."),
+        pipelines,
     )
 
 
@@ -453,30 +485,53 @@ def worker_pools(spec: Resource) -> Markup:
     return table(["pool", "machine", "accelerator", "count", "replicas"], rows)
 
 
-def log_sections(logs: list[tuple[str, str]]) -> list[Markup]:
-    if not logs:
-        return [el("h2", "Logs"), el("p", "No logs yet.", class_="empty")]
-    sections = [el("h2", "Logs")]
-    for name, text in logs:
-        sections += [el("h3", name), el("pre", text or "(empty)", class_="log")]
-    return sections
+def log_sections(logs: list[Chunk], logs_url: str | None = None) -> Markup:
+    """Each log file's tail; with `logs_url` (the job runs) the script appends new lines."""
+    sections: list[Markup] = []
+    for chunk in logs:
+        sections += log_section(chunk)
+    return el(
+        "section",
+        el("h2", "Logs"),
+        el("p", "No logs yet.", class_="empty") if not logs else None,
+        sections,
+        id="logs",
+        data_logs=logs_url,
+    )
 
 
-def custom_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) -> Markup:
+def log_section(chunk: Chunk) -> list[Markup]:
+    skipped = f"… ({chunk.skipped} earlier bytes not shown)\n" if chunk.skipped else ""
+    return [
+        el("h3", chunk.file),
+        el(
+            "pre", skipped + chunk.text, class_="log", data_log=chunk.file, data_offset=chunk.offset
+        ),
+    ]
+
+
+def job_summary(job: Resource, **more: Any) -> Markup:
+    return key_values(
+        {
+            "state": el("span", badge(job.get("state", "")), id="job-state"),
+            **more,
+            "created": runs.when(job.get("createTime")),
+            "duration": runs.duration(job),
+            "error": (job.get("error") or {}).get("message", ""),
+        }
+    )
+
+
+def custom_job_page(
+    job: Resource, logs: list[Chunk] | None = None, logs_url: str | None = None
+) -> Markup:
     return layout(
         job.get("displayName", job["name"]),
         "training",
-        key_values(
-            {
-                "state": badge(job.get("state", "")),
-                "created": runs.when(job.get("createTime")),
-                "duration": runs.duration(job),
-                "error": (job.get("error") or {}).get("message", ""),
-            }
-        ),
+        job_summary(job),
         el("h2", "Worker pools"),
         worker_pools(job.get("jobSpec") or {}),
-        log_sections(logs or []),
+        log_sections(logs or [], logs_url),
     )
 
 
@@ -496,7 +551,9 @@ def best_trial(job: Resource) -> str | None:
     return pick(scored, key=lambda pair: pair[0])[1]
 
 
-def tuning_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) -> Markup:
+def tuning_job_page(
+    job: Resource, logs: list[Chunk] | None = None, logs_url: str | None = None
+) -> Markup:
     best = best_trial(job)
     trials = job.get("trials") or []
     rows = [
@@ -516,13 +573,7 @@ def tuning_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) ->
     return layout(
         job.get("displayName", job["name"]),
         "training",
-        key_values(
-            {
-                "state": badge(job.get("state", "")),
-                "metric": f"{metric.get('metricId', '')} ({metric.get('goal', '')})",
-                "duration": runs.duration(job),
-            }
-        ),
+        job_summary(job, metric=f"{metric.get('metricId', '')} ({metric.get('goal', '')})"),
         el("h2", "Trials"),
         charts.trial_chart(values, best),
         table(
@@ -530,7 +581,7 @@ def tuning_job_page(job: Resource, logs: list[tuple[str, str]] | None = None) ->
         ),
         el("h2", "Worker pools"),
         worker_pools(job.get("trialJobSpec") or {}),
-        log_sections(logs or []),
+        log_sections(logs or [], logs_url),
     )
 
 
@@ -551,10 +602,16 @@ def schedules_list(schedules: list[Resource], token: str) -> Markup:
                 else "",
             ]
         )
+    decisions = el(
+        "p",
+        el("a", "Retraining decisions", href=f"{ROOT}/decisions", id="decisions-link"),
+        ": champion vs challenger over time, from the retraining pipeline's decision table.",
+    )
     return layout(
         "Schedules",
         "schedules",
         table(["schedule", "cron", "state", "next run", "runs", ""], rows, "No schedules yet."),
+        decisions,
     )
 
 

@@ -69,6 +69,29 @@ def test_running_run_polls_and_offers_cancel_with_its_token(state: str, live: bo
     assert (f'name="csrf_token" value="{TOKEN}"' in html) is live
 
 
+@pytest.mark.parametrize(
+    ("state", "retry"),
+    [
+        pytest.param("PIPELINE_STATE_FAILED", True, id="failed"),
+        pytest.param("PIPELINE_STATE_CANCELLED", True, id="cancelled"),
+        pytest.param("PIPELINE_STATE_SUCCEEDED", False, id="succeeded"),
+        pytest.param("PIPELINE_STATE_RUNNING", False, id="running"),
+    ],
+)
+def test_retry_is_offered_where_vertex_offers_it(state: str, retry: bool) -> None:
+    html = page_for(with_outputs(state))
+    assert ('action="/console/actions/retry"' in html) is retry
+
+
+def test_runs_list_is_a_compare_form_with_a_checkbox_per_run() -> None:
+    html = pages.runs_list([with_outputs("PIPELINE_STATE_SUCCEEDED")], {})
+    assert '<form method="get" action="/console/compare"' in html
+    assert (
+        '<input type="checkbox" name="run" value="projects/p/locations/l/pipelineJobs/run-1"'
+        in html
+    )
+
+
 def test_log_and_values_are_escaped() -> None:
     html = page_for(with_outputs("PIPELINE_STATE_SUCCEEDED"))
     assert "&lt;b&gt;log&lt;/b&gt;" in html and "<b>log</b>" not in html
@@ -106,6 +129,24 @@ def test_model_page_shows_aliases_and_deployments() -> None:
     html = pages.model_page(model, versions, {})
     assert '<span class="alias">default</span>' in html
     assert 'href="/console/projects/p/locations/l/endpoints/9"' in html
+
+
+def test_model_page_draws_each_evaluation_confusion_matrix_and_roc_curve() -> None:
+    model = {"name": "projects/p/locations/l/models/m"}
+    evaluation = {
+        "displayName": "vertexkit-classification",
+        "metrics": {
+            "accuracy": 0.9,
+            "confusionMatrix": {"annotationSpecs": [{"displayName": "a"}], "rows": [[3.0]]},
+            "confidenceMetrics": [
+                {"confidenceThreshold": 0.9, "recall": 0.5, "falsePositiveRate": 0.0},
+                {"confidenceThreshold": 0.1, "recall": 1.0, "falsePositiveRate": 0.5},
+            ],
+        },
+    }
+    html = pages.model_page(model, [{"versionId": "1"}], {"1": [evaluation]})
+    assert 'class="chart confusion-matrix"' in html and 'class="chart roc"' in html
+    assert "<td>accuracy</td><td>0.9</td>" in html
 
 
 def test_tuning_page_marks_the_best_trial_for_the_goal() -> None:

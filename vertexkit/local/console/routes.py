@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
@@ -26,8 +27,9 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vertexkit.local.console import pages, runs
+from vertexkit.local.console import compare, logs, pages, runs, training_pipelines
 from vertexkit.local.console.data import bigquery_page, storage_page
+from vertexkit.local.console.decisions import decisions_page
 from vertexkit.local.console.security import (
     ARTIFACT_HEADERS,
     CSRF_FIELD,
@@ -36,16 +38,17 @@ from vertexkit.local.console.security import (
     require_own_origin,
 )
 from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.vertex.jobs import states as job_states
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
+from vertexkit.local.vertex.training_pipelines.models import COLLECTION as TRAINING_PIPELINES
 
 if TYPE_CHECKING:
     from vertexkit.local.server import LocalCloud
 
 STATIC = Path(__file__).parent / "static"
 PREVIEW_BYTES = 4096
-LOG_TAIL_BYTES = 64 * 1024
 MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoint enforces
 Resource = dict[str, Any]
 
@@ -73,16 +76,19 @@ class ConsoleService:
             Route("/console/", self.home),
             Mount("/console/static", StaticFiles(directory=STATIC), name="console-static"),
             Route("/console/pipelines", self.pipelines),
+            Route("/console/compare", self.compare),
             Route("/console/training", self.training),
             Route("/console/models", self.models),
             Route("/console/endpoints", self.endpoints),
             Route("/console/schedules", self.schedules),
+            Route("/console/decisions", self.decisions),
             Route("/console/bigquery", self.bigquery),
             Route("/console/storage", self.storage),
             Route("/console/artifact", self.artifact),
             Route("/console/download", self.download),
             Route("/console/actions/{action}", self.action, methods=["POST"]),
             Route("/console/{name:path}/state.json", self.run_state),
+            Route("/console/{name:path}/logs.json", self.job_log_chunks),
             Route("/console/{name:path}", self.resource),
         ]
 
@@ -121,10 +127,22 @@ class ConsoleService:
         jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
         return self.respond(request, pages.runs_list(jobs, names))
 
+    async def compare(self, request: Request) -> Response:
+        """Runs side by side: `?run=NAME&run=NAME...` (what the runs list's form sends)."""
+        try:
+            names = compare.checked_run_names(request.query_params.getlist("run"))
+            jobs = [self.store.get(name, "PipelineJob") for name in names]
+        except ValueError as error:
+            return self.respond(request, pages.error_page(400, str(error)), 400)
+        except ApiError as error:
+            return self.respond(request, pages.error_page(error.code, error.message), error.code)
+        return self.respond(request, await run_in_threadpool(compare.compare_page, jobs))
+
     async def training(self, request: Request) -> Response:
         custom = self.store.list(CUSTOM_JOBS)
         tuning = self.store.list(TUNING_JOBS)
-        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1]))
+        pipelines = training_pipelines.pipelines_section(self.store.list(TRAINING_PIPELINES)[::-1])
+        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1], pipelines))
 
     async def models(self, request: Request) -> Response:
         registry = self.registry().models
@@ -138,6 +156,12 @@ class ConsoleService:
         return self.respond(
             request, pages.schedules_list(self.store.list(SCHEDULES), self.token(request))
         )
+
+    async def decisions(self, request: Request) -> Response:
+        body, status = await run_in_threadpool(
+            decisions_page, self.cloud, dict(request.query_params)
+        )
+        return self.respond(request, body, status)
 
     async def bigquery(self, request: Request) -> Response:
         body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
@@ -158,6 +182,7 @@ class ConsoleService:
             CUSTOM_JOBS: self.custom_job_page,
             TUNING_JOBS: self.tuning_job_page,
             SCHEDULES: self.schedule_page,
+            TRAINING_PIPELINES: self.training_pipeline_page,
         }.get(collection)
         if handler is None:
             return self.respond(
@@ -232,23 +257,40 @@ class ConsoleService:
 
     async def custom_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "CustomJob")
-        logs = await run_in_threadpool(self.job_logs, name)
-        return self.respond(request, pages.custom_job_page(job, logs))
+        logs = await run_in_threadpool(self.job_logs, name, job)
+        return self.respond(request, pages.custom_job_page(job, logs, logs_url(job)))
 
     async def tuning_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "HyperparameterTuningJob")
-        logs = await run_in_threadpool(self.job_logs, name)
-        return self.respond(request, pages.tuning_job_page(job, logs))
+        logs = await run_in_threadpool(self.job_logs, name, job)
+        return self.respond(request, pages.tuning_job_page(job, logs, logs_url(job)))
 
-    def job_logs(self, name: str) -> list[tuple[str, str]]:
-        """The training runner's logs for a job: job.log, then each replica's (per trial),
-        the last LOG_TAIL_BYTES of each."""
-        job_dir = self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
-        if not job_dir.is_dir():
-            return []
-        replicas = sorted(job_dir.rglob("workerpool*.log"), key=lambda p: (len(p.parts), p))
-        files = [p for p in [job_dir / "job.log", *replicas] if p.is_file()]
-        return [(p.relative_to(job_dir).as_posix(), tail(p)) for p in files]
+    def job_dir(self, name: str) -> Path:
+        return self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
+
+    def job_logs(self, name: str, job: Resource) -> list[logs.Chunk]:
+        """Each log file's last TAIL_BYTES, as the page first shows them."""
+        return logs.new_chunks(self.job_dir(name), {}, running=not job_states.is_terminal(job))
+
+    async def job_log_chunks(self, request: Request) -> Response:
+        """The log stream's poll: each file's bytes after the offsets the page sends."""
+        name = request.path_params["name"]
+        if name.count("/") != 5 or name.split("/")[4] not in (CUSTOM_JOBS, TUNING_JOBS):
+            raise not_found(f"{name} is not a custom or tuning job.")
+        offsets = logs.parse_offsets(request.query_params.getlist("from"))
+        job = self.store.get(name, "Job")  # its state before its files: no line is lost
+        running = not job_states.is_terminal(job)
+        chunks = await run_in_threadpool(logs.new_chunks, self.job_dir(name), offsets, running)
+        body = {
+            "state": runs.short_state(job.get("state", "")),
+            "running": running,
+            "logs": [asdict(chunk) for chunk in chunks],
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def training_pipeline_page(self, request: Request, name: str) -> Response:
+        pipeline = self.store.get(name, "TrainingPipeline")
+        return self.respond(request, training_pipelines.training_pipeline_page(pipeline))
 
     async def schedule_page(self, request: Request, name: str) -> Response:
         schedule = self.store.get(name, "Schedule")
@@ -299,12 +341,33 @@ class ConsoleService:
         name = str(form.get("name", ""))
         if action == "predict":
             return await self.predict(request, name, str(form.get("instances", "")))
+        if action == "retry":
+            retried = await run_in_threadpool(self.retry, name)
+            return RedirectResponse(pages.resource_url(retried["name"]), status_code=303)
         verbs = {"cancel": ":cancel", "pause": ":pause", "resume": ":resume"}
         if action not in verbs:
-            raise bad_request(f"action: {action!r} is not one of {', '.join([*verbs, 'predict'])}")
+            allowed = ", ".join([*verbs, "predict", "retry"])
+            raise bad_request(f"action: {action!r} is not one of {allowed}")
         await run_in_threadpool(self.call_vertex, name + verbs[action], {})
         back = pages.resource_url(name) if action == "cancel" else "/console/schedules"
         return RedirectResponse(back, status_code=303)
+
+    def retry(self, name: str) -> Resource:
+        """A new run of a failed or cancelled run: its spec and runtime config, created by the
+        REST create route's handler (validated there, before anything is stored)."""
+        job = self.store.get(name, "PipelineJob") if "/pipelineJobs/" in name else None
+        if job is None:
+            raise bad_request(f"name: {name!r} is not a pipeline job.")
+        if job.get("state") not in runs.RETRYABLE_STATES:
+            raise ApiError(
+                400,
+                f"name: {name} is {job.get('state')}; only a run in "
+                f"{' or '.join(sorted(runs.RETRYABLE_STATES))} can be retried.",
+                reason="failedPrecondition",
+                status="FAILED_PRECONDITION",
+            )
+        parent = name.split("/pipelineJobs/", 1)[0]
+        return self.call_vertex(f"{parent}/pipelineJobs", runs.retry_body(job))
 
     def call_vertex(self, path: str, body: Resource) -> Any:
         """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
@@ -358,10 +421,9 @@ async def read_form(request: Request) -> dict[str, str]:
     }
 
 
-def tail(path: Path) -> str:
-    with path.open("rb") as file:
-        file.seek(max(path.stat().st_size - LOG_TAIL_BYTES, 0))
-        return file.read().decode(errors="replace")
+def logs_url(job: Resource) -> str | None:
+    """Where a running job's page polls for new log lines (None once the job has ended)."""
+    return None if job_states.is_terminal(job) else pages.resource_url(job["name"]) + "/logs.json"
 
 
 def console_url(base_url: str) -> str:

@@ -49,12 +49,12 @@ def state_of(cloud: LocalCloud, name: str) -> str:
     return requests.get(f"{cloud.url}/v1/{name}", timeout=30).json()["state"]
 
 
-def console_session(cloud: LocalCloud) -> tuple[requests.Session, str]:
+def console_session(cloud: LocalCloud, page: str = "schedules") -> tuple[requests.Session, str]:
     """A browser's session: the cookie from a console page and the token in its form."""
     session = requests.Session()
-    page = session.get(f"{cloud.url}/console/schedules", timeout=30)
-    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
-    assert token, "the schedules page carries a CSRF token"
+    answer = session.get(f"{cloud.url}/console/{page}", timeout=30)
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', answer.text)
+    assert token, f"the {page} page carries a CSRF token"
     return session, token.group(1)
 
 
@@ -67,9 +67,9 @@ def test_pages_forbid_framing_and_foreign_code(local_cloud: LocalCloud) -> None:
     assert "httponly" in page.headers["Set-Cookie"].lower()
 
 
-def act(cloud: LocalCloud, action: str, name: str) -> requests.Response:
+def act(cloud: LocalCloud, action: str, name: str, page: str = "schedules") -> requests.Response:
     """A console form post as the browser sends it from the console's own page."""
-    session, token = console_session(cloud)
+    session, token = console_session(cloud, page)
     return session.post(
         f"{cloud.url}/console/actions/{action}",
         data={"csrf_token": token, "name": name},
@@ -272,3 +272,160 @@ def test_storage_page_lists_objects_and_downloads_them(local_cloud: LocalCloud) 
     )
     assert download.content == b"a,b\n1,2\n"
     assert download.headers["Content-Disposition"].startswith("attachment")
+
+
+# -- compare and retry -------------------------------------------------------------------------
+def finished_run(cloud: LocalCloud, threshold: float) -> str:
+    """A run of a pipeline with no tasks and one parameter: it ends as soon as it starts."""
+    spec = {
+        **SPEC,
+        "root": {
+            "inputDefinitions": {"parameters": {"threshold": {"parameterType": "NUMBER_DOUBLE"}}},
+            "dag": {"tasks": {}},
+        },
+        "components": {},
+        "deploymentSpec": {"executors": {}},
+    }
+    body = {
+        "displayName": f"compare-{threshold}",
+        "pipelineSpec": spec,
+        "runtimeConfig": {
+            "gcsOutputDirectory": "gs://console-test/root",
+            "parameterValues": {"threshold": threshold},
+        },
+    }
+    created = requests.post(f"{cloud.url}/v1/{PARENT}/pipelineJobs", json=body, timeout=30)
+    assert created.status_code == 200, created.text
+    name = created.json()["name"]
+    deadline = time.monotonic() + 60
+    while state_of(cloud, name) != "PIPELINE_STATE_SUCCEEDED":
+        assert time.monotonic() < deadline, state_of(cloud, name)
+        time.sleep(0.1)
+    return name
+
+
+def test_compare_page_shows_two_runs_parameters_side_by_side(local_cloud: LocalCloud) -> None:
+    first, second = finished_run(local_cloud, 0.5), finished_run(local_cloud, 0.7)
+    page = requests.get(
+        f"{local_cloud.url}/console/compare", params={"run": [first, second]}, timeout=30
+    )
+    assert page.status_code == 200, page.text
+    assert '<tr class="differs"><th scope="row">threshold</th><td>0.5</td><td>0.7</td>' in page.text
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
+
+
+@pytest.mark.parametrize(
+    ("runs", "status", "message"),
+    [
+        pytest.param(["ONE"], 400, "run: select 2 to 10", id="one-run"),
+        pytest.param(["ONE", f"{PARENT}/pipelineJobs/nope"], 404, "nope", id="unknown-run"),
+        pytest.param(["ONE", f"{PARENT}/models/1"], 400, "not a pipeline job", id="not-a-run"),
+    ],
+)
+def test_compare_refuses_a_bad_selection(
+    local_cloud: LocalCloud, runs: list[str], status: int, message: str
+) -> None:
+    one = finished_run(local_cloud, 0.1)
+    selection = [one if r == "ONE" else r for r in runs]
+    page = requests.get(f"{local_cloud.url}/console/compare", params={"run": selection}, timeout=30)
+    assert page.status_code == status
+    assert message in page.text
+
+
+def job_names(cloud: LocalCloud) -> set[str]:
+    listed = requests.get(f"{cloud.url}/v1/{PARENT}/pipelineJobs", timeout=30).json()
+    return {job["name"] for job in listed.get("pipelineJobs", [])}
+
+
+@pytest.fixture
+def cancelled_run(local_cloud: LocalCloud, tmp_path: Path) -> str:
+    compiler.Compiler().compile(slow_pipeline, str(tmp_path / "slow.yaml"))
+    body = {
+        "displayName": "console-retry",
+        "pipelineSpec": yaml.safe_load((tmp_path / "slow.yaml").read_text()),
+        "runtimeConfig": {
+            "gcsOutputDirectory": f"gs://console-{uuid.uuid4().hex[:8]}/root",
+            "parameterValues": {"seconds": 60.0},
+        },
+    }
+    created = requests.post(f"{local_cloud.url}/v1/{PARENT}/pipelineJobs", json=body, timeout=30)
+    assert created.status_code == 200, created.text
+    name = created.json()["name"]
+    cancel_and_wait(local_cloud, name)
+    return name
+
+
+def cancel_and_wait(cloud: LocalCloud, name: str) -> None:
+    requests.post(f"{cloud.url}/v1/{name}:cancel", json={}, timeout=30)
+    deadline = time.monotonic() + 60
+    while state_of(cloud, name) != "PIPELINE_STATE_CANCELLED":
+        assert time.monotonic() < deadline, state_of(cloud, name)
+        time.sleep(0.2)
+
+
+def test_retry_creates_a_new_run_from_the_same_spec_and_config(
+    local_cloud: LocalCloud, cancelled_run: str
+) -> None:
+    page = requests.get(f"{local_cloud.url}/console/{cancelled_run}", timeout=30).text
+    assert 'action="/console/actions/retry"' in page
+    before = job_names(local_cloud)
+    answer = act(local_cloud, "retry", cancelled_run, page=cancelled_run)
+    assert answer.status_code == 303, answer.text
+    (retried,) = job_names(local_cloud) - before
+    assert answer.headers["location"] == f"/console/{retried}"
+    old = requests.get(f"{local_cloud.url}/v1/{cancelled_run}", timeout=30).json()
+    new = requests.get(f"{local_cloud.url}/v1/{retried}", timeout=30).json()
+    assert new["pipelineSpec"] == old["pipelineSpec"]
+    assert new["runtimeConfig"] == old["runtimeConfig"]
+    assert new["displayName"] == "console-retry"
+    cancel_and_wait(local_cloud, retried)
+
+
+@pytest.mark.parametrize(
+    ("origin", "send_token", "status", "refusal"),
+    [
+        pytest.param("http://evil.example", True, 403, "Origin", id="cross-origin"),
+        pytest.param("SELF", False, 403, "CSRF", id="no-token"),
+    ],
+)
+def test_retry_from_elsewhere_is_refused_and_creates_nothing(
+    local_cloud: LocalCloud,
+    cancelled_run: str,
+    origin: str,
+    send_token: bool,
+    status: int,
+    refusal: str,
+) -> None:
+    session, token = console_session(local_cloud, page=cancelled_run)
+    before = job_names(local_cloud)
+    form = {"name": cancelled_run, **({"csrf_token": token} if send_token else {})}
+    answer = session.post(
+        f"{local_cloud.url}/console/actions/retry",
+        data=form,
+        headers={"Origin": local_cloud.url if origin == "SELF" else origin},
+        allow_redirects=False,
+        timeout=30,
+    )
+    assert answer.status_code == status
+    assert refusal in answer.json()["error"]["message"]
+    assert job_names(local_cloud) == before
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        pytest.param("SUCCEEDED", "can be retried", id="a-succeeded-run"),
+        pytest.param(f"{PARENT}/models/1", "is not a pipeline job", id="not-a-run"),
+    ],
+)
+def test_retry_of_a_run_that_did_not_fail_is_refused(
+    local_cloud: LocalCloud, schedule: str, target: str, message: str
+) -> None:
+    del schedule  # its page hands out the session's token
+    name = finished_run(local_cloud, 0.2) if target == "SUCCEEDED" else target
+    before = job_names(local_cloud)
+    answer = act(local_cloud, "retry", name)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"].startswith("name: ")
+    assert message in answer.json()["error"]["message"]
+    assert job_names(local_cloud) == before

@@ -12,11 +12,29 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from vertexkit.local.vertex.pipelines.models import TERMINAL_STATES, parse_time
+from vertexkit.local.vertex.pipelines.models import (
+    CANCELLED,
+    FAILED,
+    TERMINAL_STATES,
+    parse_time,
+)
 
 Resource = dict[str, Any]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 GCP_RESOURCE_NAME = re.compile(r"/v1/(projects/[^?#]+)$")
+# The Vertex console offers Retry on a run that failed or was cancelled.
+RETRYABLE_STATES = frozenset({FAILED, CANCELLED})
+# The PipelineJob fields a create request sets (the rest are output only or the runner's).
+REQUEST_FIELDS = (
+    "displayName",
+    "pipelineSpec",
+    "runtimeConfig",
+    "labels",
+    "serviceAccount",
+    "network",
+    "encryptionSpec",
+    "reservedIpRanges",
+)
 
 
 def pipeline_name(job: Resource) -> str:
@@ -25,6 +43,11 @@ def pipeline_name(job: Resource) -> str:
 
 def job_id(job: Resource) -> str:
     return job.get("name", "").rsplit("/", 1)[-1]
+
+
+def retry_body(job: Resource) -> Resource:
+    """The create request for a retry: the run's own request fields, nothing it produced."""
+    return {key: job[key] for key in REQUEST_FIELDS if key in job}
 
 
 def is_running(job: Resource) -> bool:

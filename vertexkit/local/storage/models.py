@@ -52,6 +52,8 @@ WRITABLE_FIELDS = (
     "eventBasedHold",
     "storageClass",
 )
+# Object fields only the store sets: a composed object's componentCount (sum of its sources').
+SYSTEM_FIELDS = ("componentCount",)
 MAX_COMPOSE_SOURCES = 32
 SCHEMA_VERSION = 1
 RESUMABLE_SESSION_NS = 7 * 24 * 3600 * 10**9  # a resumable upload session lives one week
@@ -400,7 +402,8 @@ class ObjectStore:
             bucket=bucket, name=name, generation=generation, metageneration=1,
             size=hasher.size, md5=hasher.md5, crc32c=hasher.crc32c,
             content_type=content_type or mimetypes.guess_type(name)[0] or DEFAULT_CONTENT_TYPE,
-            fields=_clean_fields(fields), created_ns=now, updated_ns=now, file_key=key,
+            fields={**_clean_fields(fields), **_system_fields(fields)},
+            created_ns=now, updated_ns=now, file_key=key,
         )  # fmt: skip
         self._put_object_row(record)
         return record
@@ -467,7 +470,8 @@ class ObjectStore:
                 DEFAULT_CONTENT_TYPE if replace_all else current.content_type
             )
             record = replace(
-                current, fields=_clean_fields(fields), content_type=content_type,
+                current, fields={**_clean_fields(fields), **_system_fields(current.fields)},
+                content_type=content_type,
                 metageneration=current.metageneration + 1, updated_ns=time.time_ns(),
             )  # fmt: skip
             self._put_object_row(record)
@@ -542,6 +546,7 @@ class ObjectStore:
                             out.write(chunk)
         content_type = destination.get("contentType") or records[0].content_type
         fields = {k: v for k, v in destination.items() if k in WRITABLE_FIELDS}
+        fields["componentCount"] = sum(r.fields.get("componentCount", 1) for r in records)
         return self.commit(temp, hasher, bucket, name, content_type, fields, preconditions)
 
     def _compose_source(self, bucket: str, source: dict[str, Any]) -> ObjectRecord:
@@ -784,6 +789,10 @@ def _safe_dir(root: Path, directory: Path) -> bool:
         and not directory.is_symlink()
         and (directory == root or root in directory.parents)
     )
+
+
+def _system_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: fields[key] for key in SYSTEM_FIELDS if key in fields}
 
 
 def _clean_fields(fields: dict[str, Any]) -> dict[str, Any]:

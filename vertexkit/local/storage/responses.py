@@ -47,8 +47,8 @@ def object_resource(record: ObjectRecord, base_url: str) -> dict[str, Any]:
         "timeStorageClassUpdated": rfc3339(record.created_ns),
         "timeFinalized": rfc3339(record.created_ns),
     }
-    if record.md5 is not None:
-        resource["md5Hash"] = record.md5
+    if record.md5 is not None and "componentCount" not in record.fields:
+        resource["md5Hash"] = record.md5  # Cloud Storage gives a composite object no MD5
     if record.crc32c is not None:
         resource["crc32c"] = record.crc32c
     resource.update(record.fields)

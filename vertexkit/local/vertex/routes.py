@@ -2,7 +2,8 @@
 
 Each area registers its own handlers: `training` (custom jobs, tuning jobs), `registry`
 (models, evaluations, endpoints, prediction), `pipelines` (pipeline jobs, schedules),
-`training_pipelines` (training pipelines). Operations are served here.
+`training_pipelines` (training pipelines), `batch_prediction` (batch prediction jobs).
+Operations are served here.
 """
 
 from __future__ import annotations
@@ -35,8 +36,14 @@ class VertexService:
         self._register_areas()
 
     def _register_areas(self) -> None:
+        from vertexkit.local.vertex.batch_prediction.routes import (
+            register as register_batch_prediction,
+        )
+        from vertexkit.local.vertex.datasets.routes import register as register_datasets
+        from vertexkit.local.vertex.metadata.routes import register as register_metadata
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
+        from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
         from vertexkit.local.vertex.training.routes import register as register_training
         from vertexkit.local.vertex.training_pipelines.routes import (
             register as register_training_pipelines,
@@ -50,6 +57,10 @@ class VertexService:
             register_pipelines(self.router, self.backend),
             # Training pipelines run on the training executor and upload to the registry.
             register_training_pipelines(self.router, self.backend, training, registry),
+            register_datasets(self.router, self.backend),
+            register_metadata(self.router, self.backend),
+            register_tensorboards(self.router, self.backend),
+            register_batch_prediction(self.router, self.backend, training, registry),
         ]
 
     def _register_operations(self) -> None:

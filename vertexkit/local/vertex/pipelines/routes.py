@@ -13,7 +13,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, bad_request, conflict
+from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -47,10 +47,6 @@ UPDATABLE_SCHEDULE_FIELDS = {
     "maxConcurrentActiveRunCount",
     "createPipelineJobRequest",
 }
-
-
-def failed_precondition(message: str) -> ApiError:
-    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
 
 
 def _camel(name: str) -> str:

@@ -14,12 +14,10 @@ import hashlib
 import json
 import os
 import shutil
-import site
-import subprocess
-import sys
 import threading
-import venv
 from pathlib import Path
+
+from vertexkit.local.venvs import create_overlay, pip_install
 
 COMPLETE_MARKER = ".complete"
 
@@ -64,26 +62,8 @@ def package_list_key(packages: list[str], pip_options: list[str]) -> str:
 
 
 def _build(env_dir: Path, packages: list[str], pip_options: list[str]) -> None:
-    venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(env_dir)
-    _see_current_environment(env_dir)
-    command = [
-        sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"),
-        "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location",
-        *pip_options, *packages,
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise PackageInstallError(f"packages_to_install {packages}: pip failed:\n{tail}")
+    python = create_overlay(env_dir)
+    installed, output = pip_install(python, [*pip_options, *packages])
+    if not installed:
+        raise PackageInstallError(f"packages_to_install {packages}: pip failed:\n{output}")
     (env_dir / COMPLETE_MARKER).touch()
-
-
-def _see_current_environment(env_dir: Path) -> None:
-    """A `.pth` in the venv that adds this interpreter's library directories after its own."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site_packages = env_dir / "lib" / version / "site-packages"
-    site_packages.mkdir(parents=True, exist_ok=True)
-    paths = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    # addsitedir also runs those directories' own `.pth` files (vertexkit's editable install).
-    line = f"import site; list(map(site.addsitedir, {paths!r}))\n"
-    (site_packages / "_vertexkit_task_env.pth").write_text(line)

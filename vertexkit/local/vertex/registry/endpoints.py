@@ -21,11 +21,11 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from vertexkit import specs
-from vertexkit.local.errors import bad_request, conflict, not_found
+from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
-from vertexkit.local.vertex.registry.models import ModelRegistry, failed_precondition, spec_checked
+from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
     Predictor,

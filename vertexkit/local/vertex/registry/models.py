@@ -20,7 +20,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, bad_request, conflict, not_found
+from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
@@ -51,11 +51,6 @@ CUSTOM_MODEL_DEFAULTS: Resource = {
     ],
     "supportedOutputStorageFormats": ["jsonl", "bigquery"],
 }
-
-
-def failed_precondition(message: str) -> ApiError:
-    """FAILED_PRECONDITION travels as HTTP 400, as from Vertex."""
-    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
 
 
 def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:

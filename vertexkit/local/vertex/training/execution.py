@@ -1,23 +1,19 @@
-"""Running custom jobs: one thread per job moves it through Vertex's states while its
-replicas run (see runner.py). Cancel and shutdown reach the thread through a stop event."""
+"""Running custom jobs on the shared job executor (jobs/lifecycle.py): a job's thread moves it
+through Vertex's states while its replicas run (see runner.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shlex
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from vertexkit.local.process_env import process_env
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.store import now_rfc3339
-from vertexkit.local.vertex.training import gpus, models
+from vertexkit.local.vertex.jobs import states
+from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobExecutor, JobLog, Outcome
+from vertexkit.local.vertex.training import gpus
 from vertexkit.local.vertex.training.packages import PackageCache, PackageError
-from vertexkit.local.vertex.training.runner import ClusterPlan, ClusterRun, Outcome, python_argv
+from vertexkit.local.vertex.training.runner import ClusterPlan, ClusterRun, python_argv
 
 # The command `CustomJob.from_local_script` builds for a custom (non-prebuilt) image: it pip
 # installs the staged package from the /gcs FUSE mount. Run locally as written, it would
@@ -27,93 +23,15 @@ FROM_LOCAL_SCRIPT = re.compile(
 )
 
 
-@dataclass
-class JobControl:
-    stop: threading.Event = field(default_factory=threading.Event)
-    reason: str = "cancel"  # or "shutdown"
-    thread: threading.Thread | None = None
+class Executor(JobExecutor):
+    """The shared job executor plus what custom jobs need: package environments and GPUs."""
 
-    def outcome(self) -> Outcome:
-        if self.reason == "shutdown":
-            return Outcome(models.FAILED, models.CODE_INTERNAL, models.STOPPED_WITH_CLOUD)
-        return Outcome(models.CANCELLED, models.CODE_CANCELLED, "CANCELED")
-
-
-class JobLog:
-    """`job.log` beside the replicas' logs: what the local cloud did and what it could not do."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "job.log"
-        directory.mkdir(parents=True, exist_ok=True)
-
-    def __call__(self, message: str) -> None:
-        with self.path.open("a") as log:
-            log.write(f"{now_rfc3339()} {message}\n")
-
-
-class Executor:
     def __init__(self, backend: VertexBackend) -> None:
+        super().__init__(backend.store)
         self.backend = backend
         self.root = backend.home / "training"
         self.packages = PackageCache(self.root / "packages", backend)
         self.gpus = gpus.GpuAllocator(gpus.discover())
-        self.controls: dict[str, JobControl] = {}
-        self._lock = threading.Lock()
-
-    # -- lifecycle of one job --------------------------------------------------------------
-    def submit(self, name: str, work: Callable[[JobControl], None]) -> None:
-        control = JobControl()
-        control.thread = threading.Thread(
-            target=self._guarded, args=(name, work, control), daemon=True, name=f"job-{name}"
-        )
-        with self._lock:
-            self.controls[name] = control
-        control.thread.start()
-
-    def _guarded(self, name: str, work: Callable[[JobControl], None], control: JobControl) -> None:
-        try:
-            work(control)
-        except Exception as exc:  # a bug must end the job, never leave it RUNNING
-            self.finish(name, Outcome(models.FAILED, models.CODE_INTERNAL, f"internal: {exc!r}"))
-        finally:
-            with self._lock:
-                self.controls.pop(name, None)
-
-    def set_state(self, name: str, state: str) -> None:
-        def change(job: dict[str, Any]) -> None:
-            if not models.is_terminal(job) and job.get("state") != models.CANCELLING:
-                models.set_state(job, state)
-
-        self.backend.store.mutate(name, change)
-
-    def finish(self, name: str, outcome: Outcome) -> None:
-        def change(job: dict[str, Any]) -> None:
-            if models.is_terminal(job):
-                return
-            models.set_state(job, outcome.state)
-            if outcome.state != models.SUCCEEDED:
-                models.set_error(job, outcome.code, outcome.message)
-
-        with contextlib.suppress(Exception):  # the store may be closed at shutdown
-            self.backend.store.mutate(name, change)
-
-    def stop(self, name: str, reason: str) -> bool:
-        with self._lock:
-            control = self.controls.get(name)
-        if control is None:
-            return False
-        control.reason = reason
-        control.stop.set()
-        return True
-
-    def close(self) -> None:
-        with self._lock:
-            controls = list(self.controls.items())
-        for name, _control in controls:
-            self.stop(name, "shutdown")
-        for _, control in controls:
-            if control.thread:
-                control.thread.join(timeout=10)
 
     # -- custom jobs -----------------------------------------------------------------------
     def start_custom_job(self, job: dict[str, Any]) -> None:
@@ -123,11 +41,11 @@ class Executor:
         name, job_id = job["name"], job["name"].rsplit("/", 1)[1]
         spec = job["jobSpec"]
         log = JobLog(self.root / job_id)
-        self.set_state(name, models.PENDING)
+        self.set_state(name, states.PENDING)
         try:
             pool_argv = self.prepare_pools(spec, log)
         except PackageError as exc:
-            self.finish(name, Outcome(models.FAILED, models.CODE_INVALID_ARGUMENT, str(exc)))
+            self.finish(name, Outcome(states.FAILED, states.CODE_INVALID_ARGUMENT, str(exc)))
             return
         lease = self.gpus.acquire(name, spec, control.stop, log)  # PENDING while GPUs are busy
         if lease is None:
@@ -143,7 +61,7 @@ class Executor:
             device_env=lease.env,
         )
         try:
-            self.set_state(name, models.RUNNING)
+            self.set_state(name, states.RUNNING)
             outcome = self.cluster_run(plan, spec, control, log).run()
         finally:
             self.gpus.release(name)

@@ -10,14 +10,10 @@ installed. Environments are keyed by the SHA-256 of the package files and reused
 from __future__ import annotations
 
 import hashlib
-import os
-import site
-import subprocess
-import sys
 import threading
-import venv
 from pathlib import Path
 
+from vertexkit.local.venvs import create_overlay, pip_install
 from vertexkit.local.vertex.backend import VertexBackend
 
 
@@ -51,17 +47,10 @@ class PackageCache:
         return path
 
     def _build(self, env_dir: Path, files: list[Path]) -> None:
-        venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(env_dir)
-        _inherit_current_environment(env_dir)
-        command = [
-            sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"),
-            "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation",
-            *map(str, files),
-        ]  # fmt: skip
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
-            raise PackageError(f"pip could not install the package URIs:\n{tail}")
+        python = create_overlay(env_dir)
+        installed, output = pip_install(python, ["--no-build-isolation", *map(str, files)])
+        if not installed:
+            raise PackageError(f"pip could not install the package URIs:\n{output}")
         (env_dir / ".complete").touch()
 
 
@@ -70,15 +59,3 @@ def content_hash(files: list[Path]) -> str:
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
-
-
-def _inherit_current_environment(env_dir: Path) -> None:
-    """A `.pth` in the new venv that appends this interpreter's library directories."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site_packages = env_dir / "lib" / version / "site-packages"
-    site_packages.mkdir(parents=True, exist_ok=True)
-    paths = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    # An `import` line runs at start-up; addsitedir also processes those directories' own
-    # `.pth` files (editable installs), which a plain path line would not.
-    line = f"import site; list(map(site.addsitedir, {paths!r}))\n"
-    (site_packages / "_vertexkit_local_env.pth").write_text(line)

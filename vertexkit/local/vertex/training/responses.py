@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from vertexkit.local.errors import bad_request
+from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.store import Resource, page
-from vertexkit.local.vertex.training import models
 
 # Vertex list filters: `display_name="x" AND state=JOB_STATE_SUCCEEDED AND labels.k="v"`.
 FILTER_TERM = re.compile(r'^\s*([A-Za-z_.\-0-9]+)\s*=\s*"?([^"]*)"?\s*$')
@@ -15,11 +15,11 @@ FILTER_FIELDS = {"display_name": "displayName", "state": "state"}
 
 
 def job(resource: Resource) -> Resource:
-    return models.public(resource)
+    return states.public(resource)
 
 
 def job_list(jobs: list[Resource], query: dict[str, str], key: str) -> Resource:
-    matching = [models.public(j) for j in jobs if matches(j, query.get("filter", ""))]
+    matching = [states.public(j) for j in jobs if matches(j, query.get("filter", ""))]
     return page(matching, query, key)
 
 

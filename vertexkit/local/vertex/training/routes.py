@@ -11,13 +11,14 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import bad_request, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.jobs import states
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
-from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.local.vertex.training.tuning import TuningRun, check_study_spec
 from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
@@ -33,10 +34,6 @@ NO_ENTRYPOINT = (
 # other half is left to the environment the local cloud adds).
 MAX_ARG_BYTES = 128 * 1024
 MAX_EXEC_BYTES = min(os.sysconf("SC_ARG_MAX"), 2 * 1024 * 1024) // 2
-
-
-def failed_precondition(message: str) -> ApiError:
-    return ApiError(400, message, reason="failedPrecondition", status="FAILED_PRECONDITION")
 
 
 def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:
@@ -117,10 +114,10 @@ class TrainingArea:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
         """Jobs a previous process left active can never finish: fail them with the reason."""
-        stopped = Outcome(models.FAILED, models.CODE_INTERNAL, models.STOPPED_WITH_CLOUD)
+        stopped = Outcome(states.FAILED, states.CODE_INTERNAL, states.STOPPED_WITH_CLOUD)
         for collection in (models.CUSTOM_JOBS, models.TUNING_JOBS):
             for job in self.store.list(collection):
-                if job.get("state") in models.ACTIVE_STATES:
+                if job.get("state") in states.ACTIVE_STATES:
                     self.executor.finish(job["name"], stopped)
 
     def close(self) -> None:
@@ -163,7 +160,7 @@ class TrainingArea:
         name = f"{parent}/{collection}/{self.store.new_id()}"
         for output_only in ("state", "error", "startTime", "endTime", "trials"):
             body.pop(output_only, None)
-        job = models.new_job(name, body)
+        job = states.new_job(name, body)
         self.store.insert(collection, name, job)
         return job
 
@@ -179,17 +176,17 @@ class TrainingArea:
     def cancel(self, request: VertexRequest) -> dict[str, Any]:
         name = request.path.rsplit(":", 1)[0]
         job = self.store.get(name, kind=self._kind(name))
-        if models.is_terminal(job):
+        if states.is_terminal(job):
             raise failed_precondition(f"{name} is already in state {job['state']}; cannot cancel.")
-        self.executor.set_state(name, models.CANCELLING)
+        self.executor.set_state(name, states.CANCELLING)
         if not self.executor.stop(name, "cancel"):
-            self.executor.finish(name, Outcome(models.CANCELLED, models.CODE_CANCELLED, "CANCELED"))
+            self.executor.finish(name, Outcome(states.CANCELLED, states.CODE_CANCELLED, "CANCELED"))
         return {}
 
     def delete(self, request: VertexRequest) -> dict[str, Any]:
         name = request.path
         job = self.store.get(name, kind=self._kind(name))
-        if not models.is_terminal(job):
+        if not states.is_terminal(job):
             raise failed_precondition(
                 f"{name} is in state {job['state']}; cancel it before deleting it."
             )

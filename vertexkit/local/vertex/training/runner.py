@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.processes import Group, ProcessGroups
-from vertexkit.local.vertex.training import models
+from vertexkit.local.vertex.jobs import states
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 
 POLL_SECONDS = 0.01
 KILL_GRACE_SECONDS = 2.0
@@ -33,13 +34,6 @@ TF_TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 # Variables Vertex sets itself: never inherited from the process that runs the local cloud.
 RESERVED_PREFIXES = ("AIP_", "CLOUD_ML_")
 RESERVED_NAMES = ("CLUSTER_SPEC", "TF_CONFIG")
-
-
-@dataclass
-class Outcome:
-    state: str
-    code: int = 0
-    message: str = ""
 
 
 @dataclass
@@ -240,8 +234,8 @@ class ClusterRun:
             return self.stop_reason()
         if self.timeout and time.monotonic() - started > self.timeout:
             return Outcome(
-                models.FAILED,
-                models.CODE_DEADLINE_EXCEEDED,
+                states.FAILED,
+                states.CODE_DEADLINE_EXCEEDED,
                 f"Job timed out: it ran longer than scheduling.timeout ({self.timeout:g}s).",
             )
         failed = next((r for r in self.replicas if r.returncode() not in (None, 0)), None)
@@ -250,7 +244,7 @@ class ClusterRun:
         chiefs = [r for r in self.replicas if r.pool == 0]
         if all(r.returncode() == 0 for r in chiefs):
             self._let_others_finish()
-            return Outcome(models.SUCCEEDED)
+            return Outcome(states.SUCCEEDED)
         return None
 
     def _on_failure(self, failed: Replica) -> Outcome | None:
@@ -266,8 +260,8 @@ class ClusterRun:
             return None
         tail = failed.log_tail()
         return Outcome(
-            models.FAILED,
-            models.CODE_INVALID_ARGUMENT,
+            states.FAILED,
+            states.CODE_INVALID_ARGUMENT,
             f"The replica {failed.label} exited with a non-zero status of {code}. "
             f"Last lines of its log ({failed.log_path}):\n{tail}",
         )

@@ -24,11 +24,12 @@ from google.cloud import aiplatform_v1
 from optuna.trial import TrialState
 
 from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.jobs import states
+from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobLog, Outcome
 from vertexkit.local.vertex.store import now_rfc3339
-from vertexkit.local.vertex.training import models
-from vertexkit.local.vertex.training.execution import Executor, JobControl, JobLog
+from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.packages import PackageError
-from vertexkit.local.vertex.training.runner import ClusterPlan, Outcome
+from vertexkit.local.vertex.training.runner import ClusterPlan
 from vertexkit.specs import SpecError
 
 SEED_LABEL = "vertexkit-seed"
@@ -233,14 +234,14 @@ class TuningRun:
         self._lock = threading.Lock()
 
     def run(self) -> None:
-        self.executor.set_state(self.name, models.PENDING)
+        self.executor.set_state(self.name, states.PENDING)
         try:
             pool_argv = self.executor.prepare_pools(self.trial_spec, self.log)
         except PackageError as exc:
-            self.finish(Outcome(models.FAILED, models.CODE_INVALID_ARGUMENT, str(exc)))
+            self.finish(Outcome(states.FAILED, states.CODE_INVALID_ARGUMENT, str(exc)))
             return
         study = self.create_study()
-        self.executor.set_state(self.name, models.RUNNING)
+        self.executor.set_state(self.name, states.RUNNING)
         self.run_trials(study, pool_argv)
         self.finish(self.outcome())
 
@@ -334,7 +335,7 @@ class TuningRun:
         optuna_trial, trial_id, trial_dir = trial.optuna_trial, trial.trial_id, trial.trial_dir
         measurement = None
         reason = outcome.message
-        if outcome.state == models.SUCCEEDED:
+        if outcome.state == states.SUCCEEDED:
             selection = self.study_spec.get("measurementSelectionType", "LAST_MEASUREMENT")
             path = trial_dir / "hypertune" / "output.metrics"
             measurement = read_measurement(path, self.study_spec["metrics"], selection)
@@ -371,19 +372,19 @@ class TuningRun:
             return self.control.outcome()
         if self.max_failed and len(self.failures) > self.max_failed:
             return Outcome(
-                models.FAILED,
-                models.CODE_INVALID_ARGUMENT,
+                states.FAILED,
+                states.CODE_INVALID_ARGUMENT,
                 f"{len(self.failures)} trials failed, more than maxFailedTrialCount "
                 f"({self.max_failed}). Last failure: {self.failures[-1]}",
             )
         if not self.successes:
             last = self.failures[-1] if self.failures else "no trial ran"
             return Outcome(
-                models.FAILED,
-                models.CODE_INVALID_ARGUMENT,
+                states.FAILED,
+                states.CODE_INVALID_ARGUMENT,
                 f"All {len(self.failures)} trials failed. Last failure: {last}",
             )
-        return Outcome(models.SUCCEEDED)
+        return Outcome(states.SUCCEEDED)
 
     def finish(self, outcome: Outcome) -> None:
         self.log(f"job ended {outcome.state}")

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from vertexkit.local.vertex.pipelines.models import (  # Vertex's one PipelineState enum
+    CANCELLED,
+    CANCELLING,
+    FAILED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL_STATES,
+)
 from vertexkit.local.vertex.store import Resource, new_job_resource, stamp_state
 
 COLLECTION = "trainingPipelines"
-
-QUEUED = "PIPELINE_STATE_QUEUED"
-PENDING = "PIPELINE_STATE_PENDING"
-RUNNING = "PIPELINE_STATE_RUNNING"
-SUCCEEDED = "PIPELINE_STATE_SUCCEEDED"
-FAILED = "PIPELINE_STATE_FAILED"
-CANCELLING = "PIPELINE_STATE_CANCELLING"
-CANCELLED = "PIPELINE_STATE_CANCELLED"
-
-TERMINAL_STATES = frozenset({SUCCEEDED, FAILED, CANCELLED})
+__all__ = ["CANCELLED", "FAILED", "PENDING", "SUCCEEDED"]  # re-exported for the area
 ACTIVE_STATES = frozenset({QUEUED, PENDING, RUNNING, CANCELLING})
 # What the request may not set: Vertex fills these.
 OUTPUT_ONLY = ("name", "state", "error", "createTime", "startTime", "endTime", "updateTime",

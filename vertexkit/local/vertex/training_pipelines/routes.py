@@ -12,34 +12,47 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, not_found
+from vertexkit.local.errors import ApiError, failed_precondition, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.datasets import sources
+from vertexkit.local.vertex.datasets.routes import find_dataset
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
 from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
-from vertexkit.local.vertex.training import models as jobs
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.routes import (
     TrainingArea,
     check_runnable_pools,
-    failed_precondition,
     validated,
 )
-from vertexkit.local.vertex.training.runner import Outcome
 from vertexkit.local.vertex.training_pipelines import models
 from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pipeline
 from vertexkit.specs import validate_custom_job_spec
+from vertexkit.specs.datasets import validate_input_data_config
 from vertexkit.specs.requests import validate_list_query, validate_parent
 from vertexkit.specs.training_pipelines import CUSTOM_TASK, validate_training_pipeline
 
 LOCATION = "projects/{project}/locations/{location}"
 INPUTS = "trainingTaskInputs"
-NO_DATASETS = (
-    "inputDataConfig: managed datasets are not served by the local cloud yet; read the data "
-    "in the trainer (BigQuery or gs://)."
-)
+
+
+def check_input_data_config(backend: VertexBackend, config: dict[str, Any], location: str) -> None:
+    """A managed dataset as the trainer's input: the config well formed, the dataset there,
+    and the column a predefined or timestamp split names among its columns."""
+    validated(validate_input_data_config, config)
+    dataset = find_dataset(backend, location, config["datasetId"])
+    if dataset is None:
+        raise not_found(f"inputDataConfig.datasetId: dataset {config['datasetId']} does not exist.")
+    split = config.get("predefinedSplit") or config.get("timestampSplit")
+    if split and split["key"] not in sources.columns(backend, dataset):
+        kind = "predefinedSplit" if config.get("predefinedSplit") else "timestampSplit"
+        raise ApiError(
+            400, f"inputDataConfig.{kind}.key: the dataset has no column {split['key']!r}."
+        )
 
 
 def not_served_task(definition: str) -> ApiError:
@@ -96,7 +109,7 @@ class TrainingPipelinesArea:
         if body["trainingTaskDefinition"] != CUSTOM_TASK:
             raise not_served_task(body["trainingTaskDefinition"])
         if body.get("inputDataConfig"):
-            raise ApiError(501, NO_DATASETS)
+            check_input_data_config(self.backend, body["inputDataConfig"], location)
         job_spec = parse_task_inputs(body[INPUTS])
         validated(validate_custom_job_spec, job_spec, INPUTS)
         validated(check_runnable_pools, job_spec, INPUTS)

@@ -10,11 +10,13 @@ import time
 from typing import Any
 
 from vertexkit.local.errors import ApiError
+from vertexkit.local.vertex.datasets.export import ExportError, export_splits
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import JobControl, Outcome
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.store import Resource
-from vertexkit.local.vertex.training import models as jobs
-from vertexkit.local.vertex.training.execution import Executor, JobControl
-from vertexkit.local.vertex.training.runner import Outcome
+from vertexkit.local.vertex.training import models as training_models
+from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training_pipelines import models
 
 POLL_SECONDS = 0.05
@@ -50,6 +52,9 @@ class PipelineRun:
         self.set_state(models.PENDING)
         if self.control.stop.is_set():  # cancelled before its job started
             return self.stopped()
+        failure = self.export_input_data()
+        if failure is not None:
+            return failure
         job_name = self.start_backing_job()
         job = self.wait_for(job_name)
         if self.control.stop.is_set():
@@ -63,14 +68,37 @@ class PipelineRun:
             return Outcome(models.SUCCEEDED)
         return self.upload_model()
 
+    # -- a managed dataset as input ---------------------------------------------------------------
+    def export_input_data(self) -> Outcome | None:
+        """Exports the dataset's splits and gives every worker pool the AIP_DATA_FORMAT and
+        AIP_*_DATA_URI variables Vertex sets; a failed export fails the pipeline."""
+        config = self.pipeline.get("inputDataConfig")
+        if not config:
+            return None
+        location = self.name.split(f"/{models.COLLECTION}/")[0]
+        dataset = self.store.find(f"{location}/datasets/{config['datasetId']}")
+        if dataset is None:
+            message = f"inputDataConfig.datasetId: dataset {config['datasetId']} was deleted."
+            return Outcome(models.FAILED, jobs.CODE_INVALID_ARGUMENT, message)
+        try:
+            env = export_splits(self.executor.backend, dataset, config)
+        except ExportError as exc:
+            return Outcome(models.FAILED, jobs.CODE_INVALID_ARGUMENT, str(exc))
+        for pool in self.pipeline["_jobSpec"].get("workerPoolSpecs") or []:
+            inner = pool.get("containerSpec") or pool.get("pythonPackageSpec")
+            if inner is not None:
+                given = [item for item in inner.get("env") or [] if item["name"] not in env]
+                inner["env"] = given + [{"name": k, "value": v} for k, v in env.items()]
+        return None
+
     # -- the backing custom job ----------------------------------------------------------------
     def start_backing_job(self) -> str:
         parent = self.name.split(f"/{models.COLLECTION}/")[0]
-        job_name = f"{parent}/{jobs.CUSTOM_JOBS}/{self.store.new_id()}"
+        job_name = f"{parent}/{training_models.CUSTOM_JOBS}/{self.store.new_id()}"
         body = {"displayName": self.pipeline["displayName"], "jobSpec": self.pipeline["_jobSpec"]}
         if self.pipeline.get("labels"):
             body["labels"] = self.pipeline["labels"]
-        job = self.store.insert(jobs.CUSTOM_JOBS, job_name, jobs.new_job(job_name, body))
+        job = self.store.insert(training_models.CUSTOM_JOBS, job_name, jobs.new_job(job_name, body))
 
         def running(pipeline: Resource) -> None:
             pipeline["trainingTaskMetadata"] = {"backingCustomJob": job_name}

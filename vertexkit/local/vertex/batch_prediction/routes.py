@@ -1,0 +1,159 @@
+"""batchPredictionJobs: create, get, list, cancel, delete (the SDK's `Model.batch_predict` and
+`BatchPredictionJob.create`, GCPC's ModelBatchPredictOp, our `batch_predict` component).
+
+A create request is parsed with the `aiplatform_v1` types, checked once by
+`vertexkit.specs.batch_prediction`, and its model looked up and checked servable, all before
+anything is stored; the run is `run.BatchRun` on the training executor (same job states).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from vertexkit.local.errors import ApiError, bad_request, failed_precondition
+from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.batch_prediction.run import BatchRun
+from vertexkit.local.vertex.jobs import states as jobs
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
+from vertexkit.local.vertex.registry.models import ModelRegistry
+from vertexkit.local.vertex.registry.routes import RegistryArea
+from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import Resource
+from vertexkit.local.vertex.training import responses
+from vertexkit.local.vertex.training.execution import Executor
+from vertexkit.local.vertex.training.routes import TrainingArea, validated
+from vertexkit.runtime.prebuilt import ServingError
+from vertexkit.specs.batch_prediction import validate_batch_prediction_job
+from vertexkit.specs.requests import validate_list_query, validate_parent
+
+LOCATION = "projects/{project}/locations/{location}"
+COLLECTION = "batchPredictionJobs"
+KIND = "BatchPredictionJob"
+IN_PROCESS_FRAMEWORKS = ("sklearn", "xgboost")
+NOT_SERVED_FORMATS = ("tf-record", "tf-record-gzip", "file-list")
+# What the request may not set: Vertex fills these.
+OUTPUT_ONLY = ("name", "modelVersionId", "state", "error", "outputInfo", "partialFailures",
+               "resourcesConsumed", "completionStats", "createTime", "startTime", "endTime",
+               "updateTime")  # fmt: skip
+
+
+class BatchPredictionArea:
+    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+        self.backend = backend
+        self.store = backend.store
+        self.executor = executor
+        self.registry = registry
+
+    def start(self) -> None:
+        """Jobs a previous process left active can never finish: fail them."""
+        stopped = Outcome(jobs.FAILED, jobs.CODE_INTERNAL, jobs.STOPPED_WITH_CLOUD)
+        for job in self.store.list(COLLECTION):
+            if job.get("state") in jobs.ACTIVE_STATES:
+                self.executor.finish(job["name"], stopped)
+
+    # -- create --------------------------------------------------------------------------------
+    def create(self, request: VertexRequest) -> Resource:
+        validated(validate_parent, request.params["project"], request.params["location"])
+        body = protos.to_dict(protos.parse(aiplatform_v1.BatchPredictionJob, request.body))
+        for output_only in OUTPUT_ONLY:
+            body.pop(output_only, None)
+        version = self.checked(body, request.parent)
+        name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
+        job = jobs.new_job(name, {**body, "modelVersionId": version["versionId"]})
+        self.store.insert(COLLECTION, name, job)
+        self.executor.submit(
+            name, lambda control: BatchRun(self.executor, job, version, control).run()
+        )
+        return jobs.public(job)
+
+    def checked(self, body: dict[str, Any], location: str) -> Resource:
+        """Every rule, in the order Vertex reports them; returns the model version to serve."""
+        fmt = (body.get("inputConfig") or {}).get("instancesFormat")
+        if fmt in NOT_SERVED_FORMATS:
+            raise ApiError(
+                501, f"inputConfig.instancesFormat: {fmt} is not served by the local cloud; "
+                "it reads jsonl, csv and bigquery.",
+            )  # fmt: skip
+        validated(validate_batch_prediction_job, body)
+        version = self.model_version(body["model"], location)
+        supported = version.get("supportedInputStorageFormats") or []
+        if fmt not in supported:
+            raise bad_request(
+                f"inputConfig.instancesFormat: the model takes {supported}; got {fmt!r}"
+            )
+        check_servable(version)
+        return version
+
+    def model_version(self, model: str, location: str) -> Resource:
+        if not model.startswith(location + "/models/"):
+            raise bad_request(
+                f"model: {model!r} is not a model of {location} (projects/P/locations/L/models/ID)"
+            )
+        try:
+            return self.registry.resolve_name(model)[1]
+        except ApiError as exc:
+            raise ApiError(exc.code, f"model: {exc.message}") from exc
+
+    # -- the other verbs -----------------------------------------------------------------------
+    def get(self, request: VertexRequest) -> Resource:
+        return jobs.public(self.store.get(request.path, kind=KIND))
+
+    def list(self, request: VertexRequest) -> Resource:
+        validated(validate_list_query, request.query)
+        return responses.job_list(self.store.list(COLLECTION, request.parent), request.query,
+                                  COLLECTION)  # fmt: skip
+
+    def cancel(self, request: VertexRequest) -> Resource:
+        name = request.path.rsplit(":", 1)[0]
+        job = self.store.get(name, kind=KIND)
+        if jobs.is_terminal(job):
+            raise failed_precondition(f"{name} is already in state {job['state']}; cannot cancel.")
+        self.store.mutate(name, lambda j: jobs.set_state(j, jobs.CANCELLING))
+        if not self.executor.stop(name, "cancel"):
+            self.executor.finish(name, Outcome(jobs.CANCELLED, jobs.CODE_CANCELLED, "CANCELED"))
+        return {}
+
+    def delete(self, request: VertexRequest) -> Resource:
+        name = request.path
+        job = self.store.get(name, kind=KIND)
+        if not jobs.is_terminal(job):
+            raise failed_precondition(
+                f"{name} is in state {job['state']}; cancel it before deleting it."
+            )
+        self.store.delete(name)
+        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
+        return self.backend.operations.finish(operation["name"])
+
+
+def check_servable(version: Resource) -> None:
+    """The model must run here: a prebuilt scikit-learn/XGBoost image, or a container command."""
+    image = (version.get("containerSpec") or {}).get("imageUri", "")
+    framework = prebuilt_framework(image)
+    if framework and framework not in IN_PROCESS_FRAMEWORKS:
+        raise failed_precondition(
+            f"model: the prebuilt image {image} ({framework}) cannot serve here; the local cloud "
+            "serves the scikit-learn and XGBoost prebuilt images, or a custom container command."
+        )
+    if framework is None:
+        try:
+            runnable_command(version.get("containerSpec") or {})
+        except ServingError as exc:
+            raise failed_precondition(f"model: {exc.message}") from exc
+
+
+def register(
+    router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
+) -> BatchPredictionArea:
+    area = BatchPredictionArea(backend, training.executor, registry.models)
+    collection = f"{LOCATION}/{COLLECTION}"
+    job = f"{collection}/{{job}}"
+    router.route("POST", collection)(area.create)
+    router.route("GET", collection)(area.list)
+    router.route("GET", job)(area.get)
+    router.route("DELETE", job)(area.delete)
+    router.route("POST", f"{job}:cancel")(area.cancel)
+    return area

@@ -1,0 +1,109 @@
+"""datasets: create, get, list, patch, delete (the SDK's TabularDataset).
+
+A create request is parsed with `aiplatform_v1.Dataset`, checked by `vertexkit.specs.datasets`
+and its source read (the table or the CSV header) before anything is stored; it answers a
+long-running operation, done at once, whose response is the Dataset, as the SDK waits on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.datasets import sources
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
+from vertexkit.specs.datasets import NotServedSchema, validate_dataset
+from vertexkit.specs.errors import SpecError
+from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
+
+LOCATION = "projects/{project}/locations/{location}"
+COLLECTION = "datasets"
+KIND = "Dataset"
+OUTPUT_ONLY = ("name", "createTime", "updateTime", "etag", "dataItemCount", "metadataArtifact")
+PATCHABLE = {"display_name": "displayName", "displayName": "displayName", "labels": "labels",
+             "description": "description"}  # fmt: skip
+
+
+def checked(check: Any, *args: Any) -> None:
+    try:
+        check(*args)
+    except NotServedSchema as exc:
+        raise ApiError(501, str(exc)) from exc
+    except SpecError as exc:
+        raise bad_request(str(exc)) from exc
+
+
+class DatasetsArea:
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.store = backend.store
+
+    def create(self, request: VertexRequest) -> dict[str, Any]:
+        checked(validate_parent, request.params["project"], request.params["location"])
+        body = protos.to_dict(protos.parse(aiplatform_v1.Dataset, request.body))
+        for output_only in OUTPUT_ONLY:
+            body.pop(output_only, None)
+        checked(validate_dataset, body)
+        sources.check_readable(self.backend, body)
+        now = now_rfc3339()
+        name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
+        dataset = {**body, "name": name, "createTime": now, "updateTime": now, "etag": now}
+        self.store.insert(COLLECTION, name, dataset)
+        return self.backend.operations.run_now(
+            name, "CreateDatasetOperationMetadata", KIND, dataset
+        )
+
+    def get(self, request: VertexRequest) -> dict[str, Any]:
+        return self.store.get(request.path, kind=KIND)
+
+    def list(self, request: VertexRequest) -> dict[str, Any]:
+        checked(validate_list_query, request.query)
+        datasets = self.store.list(COLLECTION, request.parent)
+        wanted = request.query.get("filter", "")
+        if wanted.startswith("display_name="):
+            shown = wanted.split("=", 1)[1].strip().strip('"')
+            datasets = [d for d in datasets if d.get("displayName") == shown]
+        return page(datasets, request.query, COLLECTION)
+
+    def patch(self, request: VertexRequest) -> dict[str, Any]:
+        current = self.store.get(request.path, kind=KIND)
+        patch = protos.to_dict(protos.parse(aiplatform_v1.Dataset, request.body))
+        paths = [p for p in request.query.get("updateMask", "").split(",") if p]
+        unknown = [p for p in paths if p not in PATCHABLE]
+        if not paths or unknown:
+            raise bad_request(
+                f"updateMask: {', '.join(unknown) or 'required'}; updatable fields are "
+                "display_name, labels, description"
+            )
+        updated = dict(current)
+        apply_update_mask(updated, paths, PATCHABLE, patch)
+        checked(validate_metadata, updated, "")
+        updated["updateTime"] = updated["etag"] = now_rfc3339()
+        return self.store.put(request.path, updated)
+
+    def delete(self, request: VertexRequest) -> dict[str, Any]:
+        self.store.get(request.path, kind=KIND)
+        self.store.delete(request.path)
+        operation = self.backend.operations.start(request.path, "DeleteOperationMetadata")
+        return self.backend.operations.finish(operation["name"])
+
+
+def find_dataset(backend: VertexBackend, location: str, dataset_id: str) -> Resource | None:
+    return backend.store.find(f"{location}/{COLLECTION}/{dataset_id}")
+
+
+def register(router: VertexRouter, backend: VertexBackend) -> DatasetsArea:
+    area = DatasetsArea(backend)
+    collection = f"{LOCATION}/{COLLECTION}"
+    dataset = f"{collection}/{{dataset}}"
+    router.route("POST", collection)(area.create)
+    router.route("GET", collection)(area.list)
+    router.route("GET", dataset)(area.get)
+    router.route("PATCH", dataset)(area.patch)
+    router.route("DELETE", dataset)(area.delete)
+    return area

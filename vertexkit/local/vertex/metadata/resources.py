@@ -1,0 +1,145 @@
+"""One collection of simple Vertex resources (metadata contexts, artifacts, executions;
+tensorboards, their experiments and runs): create with a client-chosen ID, get, list with a
+filter, patch, delete. Every create is parsed with its `aiplatform_v1` type and checked by
+`vertexkit.specs` before anything is stored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vertexkit.local.errors import bad_request, conflict
+from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.metadata.filters import compile_filter
+from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.specs.errors import SpecError
+from vertexkit.specs.metadata import validate_resource_id
+from vertexkit.specs.requests import validate_list_query
+
+OUTPUT_ONLY = ("name", "createTime", "updateTime", "etag", "parentContexts", "runCount",
+               "blobStoragePathPrefix")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Kind:
+    collection: str  # the store's collection, e.g. "metadataContexts"
+    kind: str  # the resource's type name, e.g. "Context"
+    message: type  # its aiplatform_v1 type
+    id_param: str  # the create request's ID parameter, e.g. "contextId"
+    id_pattern: re.Pattern[str]
+    list_key: str  # the list response's field, e.g. "contexts"
+    validate: Callable[[Resource], None]
+    create_operation: str | None = None  # the create's operation metadata type, if it is an LRO
+
+
+def checked(check: Callable[..., None], *args: Any) -> None:
+    try:
+        check(*args)
+    except SpecError as exc:
+        raise bad_request(str(exc)) from exc
+
+
+def snake_to_camel(path: str) -> str:
+    head, *rest = path.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class Resources:
+    def __init__(self, backend: VertexBackend, kind: Kind) -> None:
+        self.backend = backend
+        self.store = backend.store
+        self.kind = kind
+
+    # -- create -----------------------------------------------------------------------------------
+    def create(self, request: VertexRequest) -> Resource:
+        body = self.parsed(request.body)
+        resource_id = request.query.get(self.kind.id_param) or None
+        checked(validate_resource_id, resource_id, self.kind.id_param, self.kind.id_pattern)
+        checked(self.kind.validate, body)
+        self.require_parent(request.path)
+        name = f"{request.path}/{resource_id or self.store.new_id()}"
+        if self.store.find(name) is not None:
+            raise conflict(f'{self.kind.kind} "{name}" already exists.')
+        resource = self.insert(name, body)
+        if self.kind.create_operation:
+            return self.backend.operations.run_now(
+                name, self.kind.create_operation, self.kind.kind, self.public(resource)
+            )
+        return self.public(resource)
+
+    def parsed(self, body: Resource) -> Resource:
+        parsed = protos.to_dict(protos.parse(self.kind.message, body))
+        for output_only in OUTPUT_ONLY:
+            parsed.pop(output_only, None)
+        return parsed
+
+    def require_parent(self, collection_path: str) -> None:
+        """The resource a collection lives in (a store, a tensorboard, an experiment) exists."""
+        parent = collection_path.rsplit("/", 1)[0]
+        if parent.count("/") > 3:  # under projects/P/locations/L/...
+            self.store.get(parent, kind="Parent resource")
+
+    def insert(self, name: str, body: Resource) -> Resource:
+        now = now_rfc3339()
+        resource = {**body, "name": name, "createTime": now, "updateTime": now, "etag": now}
+        return self.store.insert(self.kind.collection, name, resource)
+
+    # -- the other verbs --------------------------------------------------------------------------
+    def get(self, request: VertexRequest) -> Resource:
+        return self.public(self.store.get(request.path, kind=self.kind.kind))
+
+    def list(self, request: VertexRequest) -> Resource:
+        checked(validate_list_query, request.query)
+        keep = compile_filter(request.query.get("filter"))
+        # Stored resources are keyed by the resource they live in, not by the collection path.
+        items = self.store.list(self.kind.collection, request.path.rsplit("/", 1)[0])
+        return page([self.public(r) for r in items if keep(r)], request.query, self.kind.list_key)
+
+    def patch(self, request: VertexRequest) -> Resource:
+        if self.store.find(request.path) is None and request.query.get("allowMissing") == "true":
+            return self.create_missing(request)
+        current = self.store.get(request.path, kind=self.kind.kind)
+        patch = self.parsed(request.body)
+        mask = [snake_to_camel(p) for p in request.query.get("updateMask", "").split(",") if p]
+        updated = dict(current)
+        for field in mask or list(patch):
+            if field in patch:
+                updated[field] = patch[field]
+            else:
+                updated.pop(field, None)
+        checked(self.kind.validate, updated)
+        updated["updateTime"] = updated["etag"] = now_rfc3339()
+        return self.public(self.store.put(request.path, updated))
+
+    def create_missing(self, request: VertexRequest) -> Resource:
+        collection, resource_id = request.path.rsplit("/", 1)
+        body = self.parsed(request.body)
+        checked(validate_resource_id, resource_id, "name", self.kind.id_pattern)
+        checked(self.kind.validate, body)
+        self.require_parent(collection)
+        return self.public(self.insert(request.path, body))
+
+    def delete(self, request: VertexRequest) -> Resource:
+        self.store.get(request.path, kind=self.kind.kind)
+        for child in self.store_children(request.path):
+            self.store.delete(child)
+        self.store.delete(request.path)
+        operation = self.backend.operations.start(request.path, "DeleteOperationMetadata")
+        return self.backend.operations.finish(operation["name"])
+
+    def store_children(self, name: str) -> list[str]:
+        """Names stored under `name` (a tensorboard's experiments and runs go with it)."""
+        found = []
+        for collection in ("tensorboardExperiments", "tensorboardRuns", "tensorboardTimeSeries"):
+            found += [
+                r["name"] for r in self.store.list(collection) if r["name"].startswith(f"{name}/")
+            ]
+        return found
+
+    @staticmethod
+    def public(resource: Resource) -> Resource:
+        return {key: value for key, value in resource.items() if not key.startswith("_")}

@@ -1,0 +1,197 @@
+"""TensorBoard resources: tensorboards, their experiments and runs (create, get, list, patch,
+delete), as far as `aiplatform.Tensorboard.create`, the experiment API's backing TensorBoard and
+listing need.
+
+A custom job whose `jobSpec.tensorboard` names a TensorBoard keeps its trainer's event files
+(written under AIP_TENSORBOARD_LOG_DIR, `<baseOutputDirectory>/logs/`) under that resource: the
+job is an experiment of the TensorBoard (its ID is the job's), and each folder of that log
+directory holding `*tfevents*` files is one of its runs (`default` for the folder itself).
+They are read from the job and its files when listed, so nothing has to be copied.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.metadata.filters import compile_filter
+from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import Resource, page
+from vertexkit.specs.metadata import (
+    TENSORBOARD_ID,
+    validate_tensorboard,
+    validate_tensorboard_child,
+    validate_time_series,
+)
+from vertexkit.specs.requests import validate_list_query, validate_parent
+
+LOCATION = "projects/{project}/locations/{location}"
+TENSORBOARD = f"{LOCATION}/tensorboards/{{tensorboard}}"
+EXPERIMENT = f"{TENSORBOARD}/experiments/{{experiment}}"
+TENSORBOARDS = Kind("tensorboards", "Tensorboard", aiplatform_v1.Tensorboard, "tensorboardId",
+                    TENSORBOARD_ID, "tensorboards", validate_tensorboard,
+                    "CreateTensorboardOperationMetadata")  # fmt: skip
+EXPERIMENTS = Kind("tensorboardExperiments", "TensorboardExperiment",
+                   aiplatform_v1.TensorboardExperiment, "tensorboardExperimentId", TENSORBOARD_ID,
+                   "tensorboardExperiments",
+                   lambda body: validate_tensorboard_child(body, name_required=False))  # fmt: skip
+RUNS = Kind("tensorboardRuns", "TensorboardRun", aiplatform_v1.TensorboardRun, "tensorboardRunId",
+            TENSORBOARD_ID, "tensorboardRuns",
+            lambda body: validate_tensorboard_child(body, name_required=True))  # fmt: skip
+TIME_SERIES = Kind("tensorboardTimeSeries", "TensorboardTimeSeries",
+                   aiplatform_v1.TensorboardTimeSeries, "tensorboardTimeSeriesId", TENSORBOARD_ID,
+                   "tensorboardTimeSeries", validate_time_series)  # fmt: skip
+CUSTOM_JOBS = "customJobs"
+
+
+class TensorboardsArea:
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.store = backend.store
+        self.tensorboards = Resources(backend, TENSORBOARDS)
+        self.experiments = Resources(backend, EXPERIMENTS)
+        self.runs = Resources(backend, RUNS)
+        self.time_series = Resources(backend, TIME_SERIES)
+
+    def create_tensorboard(self, request: VertexRequest) -> Resource:
+        checked(validate_parent, request.params["project"], request.params["location"])
+        operation = self.tensorboards.create(request)
+        name = operation["response"]["name"]
+        if operation["response"].get("isDefault"):
+            self.make_only_default(name)
+        return operation
+
+    def make_only_default(self, name: str) -> None:
+        """One default TensorBoard per location, as on Vertex: the new one takes the flag."""
+        location = name.rsplit("/tensorboards/", 1)[0]
+        for other in self.store.list(TENSORBOARDS.collection, location):
+            if other["name"] != name and other.get("isDefault"):
+                self.store.mutate(other["name"], lambda tb: tb.pop("isDefault", None))
+
+    def get_tensorboard(self, request: VertexRequest) -> Resource:
+        tensorboard = self.tensorboards.get(request)
+        experiments = self.all_experiments(request.path)
+        runs = sum(len(self.all_runs(e["name"])) for e in experiments)
+        return {**tensorboard, "runCount": runs} if runs else tensorboard
+
+    # -- experiments: stored, and one per custom job that names this TensorBoard ------------------
+    def list_experiments(self, request: VertexRequest) -> Resource:
+        checked(validate_list_query, request.query)
+        tensorboard = request.path.rsplit("/", 1)[0]
+        self.store.get(tensorboard, kind="Tensorboard")
+        keep = compile_filter(request.query.get("filter"))
+        found = [e for e in self.all_experiments(tensorboard) if keep(e)]
+        return page(found, request.query, EXPERIMENTS.list_key)
+
+    def get_experiment(self, request: VertexRequest) -> Resource:
+        for experiment in self.all_experiments(request.path.rsplit("/experiments/", 1)[0]):
+            if experiment["name"] == request.path:
+                return experiment
+        return self.experiments.get(request)  # answers the 404
+
+    def all_experiments(self, tensorboard: str) -> list[Resource]:
+        stored = [Resources.public(e) for e in self.store.list(EXPERIMENTS.collection, tensorboard)]
+        names = {e["name"] for e in stored}
+        from_jobs = [e for e in self.job_experiments(tensorboard) if e["name"] not in names]
+        return stored + from_jobs
+
+    def job_experiments(self, tensorboard: str) -> list[Resource]:
+        location = tensorboard.rsplit("/tensorboards/", 1)[0]
+        return [
+            job_experiment(tensorboard, job)
+            for job in self.store.list(CUSTOM_JOBS, location)
+            if (job.get("jobSpec") or {}).get("tensorboard") == tensorboard
+        ]
+
+    # -- runs: stored, and one per folder of event files a job wrote ------------------------------
+    def list_runs(self, request: VertexRequest) -> Resource:
+        checked(validate_list_query, request.query)
+        experiment = request.path.rsplit("/", 1)[0]
+        keep = compile_filter(request.query.get("filter"))
+        found = [r for r in self.all_runs(experiment) if keep(r)]
+        return page(found, request.query, RUNS.list_key)
+
+    def get_run(self, request: VertexRequest) -> Resource:
+        for run in self.all_runs(request.path.rsplit("/runs/", 1)[0]):
+            if run["name"] == request.path:
+                return run
+        return self.runs.get(request)
+
+    def all_runs(self, experiment: str) -> list[Resource]:
+        stored = [Resources.public(r) for r in self.store.list(RUNS.collection, experiment)]
+        job = self.store.find(experiment_job_name(experiment))
+        if (
+            job is None
+            or (job.get("jobSpec") or {}).get("tensorboard")
+            != experiment.rsplit("/experiments/", 1)[0]
+        ):
+            return stored
+        names = {r["name"] for r in stored}
+        return stored + [r for r in self.event_runs(experiment, job) if r["name"] not in names]
+
+    def event_runs(self, experiment: str, job: Resource) -> list[Resource]:
+        base = ((job.get("jobSpec") or {}).get("baseOutputDirectory") or {}).get("outputUriPrefix")
+        if not base:
+            return []
+        logs = self.backend.storage.gs_uri_to_path(base.rstrip("/") + "/logs/")
+        if not logs.is_dir():
+            return []
+        folders = sorted({path.parent for path in logs.rglob("*tfevents*") if path.is_file()})
+        return [event_run(experiment, job, logs, folder) for folder in folders]
+
+
+def experiment_job_name(experiment: str) -> str:
+    location = experiment.split("/tensorboards/", 1)[0]
+    return f"{location}/{CUSTOM_JOBS}/{experiment.rsplit('/', 1)[1]}"
+
+
+def job_experiment(tensorboard: str, job: Resource) -> Resource:
+    job_id = job["name"].rsplit("/", 1)[1]
+    return {
+        "name": f"{tensorboard}/experiments/{job_id}",
+        "displayName": job.get("displayName", job_id),
+        "createTime": job["createTime"],
+        "updateTime": job.get("updateTime", job["createTime"]),
+        "source": "custom_job",
+    }
+
+
+def event_run(experiment: str, job: Resource, logs: Any, folder: Any) -> Resource:
+    relative = folder.relative_to(logs).as_posix()
+    run_id = "default" if relative == "." else re.sub(r"[^a-z0-9-]+", "-", relative.lower())
+    return {
+        "name": f"{experiment}/runs/{run_id.strip('-') or 'default'}",
+        "displayName": relative if relative != "." else "default",
+        "createTime": job["createTime"],
+        "updateTime": job.get("updateTime", job["createTime"]),
+    }
+
+
+def register(router: VertexRouter, backend: VertexBackend) -> TensorboardsArea:
+    area = TensorboardsArea(backend)
+    collection = f"{LOCATION}/tensorboards"
+    router.route("POST", collection)(area.create_tensorboard)
+    router.route("GET", collection)(area.tensorboards.list)
+    router.route("GET", TENSORBOARD)(area.get_tensorboard)
+    router.route("PATCH", TENSORBOARD)(area.tensorboards.patch)
+    router.route("DELETE", TENSORBOARD)(area.tensorboards.delete)
+    router.route("POST", f"{TENSORBOARD}/experiments")(area.experiments.create)
+    router.route("GET", f"{TENSORBOARD}/experiments")(area.list_experiments)
+    router.route("GET", EXPERIMENT)(area.get_experiment)
+    router.route("PATCH", EXPERIMENT)(area.experiments.patch)
+    router.route("DELETE", EXPERIMENT)(area.experiments.delete)
+    router.route("POST", f"{EXPERIMENT}/runs")(area.runs.create)
+    router.route("GET", f"{EXPERIMENT}/runs")(area.list_runs)
+    router.route("GET", f"{EXPERIMENT}/runs/{{run}}")(area.get_run)
+    router.route("PATCH", f"{EXPERIMENT}/runs/{{run}}")(area.runs.patch)
+    router.route("DELETE", f"{EXPERIMENT}/runs/{{run}}")(area.runs.delete)
+    series = f"{EXPERIMENT}/runs/{{run}}/timeSeries"
+    router.route("POST", series)(area.time_series.create)
+    router.route("GET", series)(area.time_series.list)
+    router.route("GET", f"{series}/{{series}}")(area.time_series.get)
+    router.route("DELETE", f"{series}/{{series}}")(area.time_series.delete)
+    return area
