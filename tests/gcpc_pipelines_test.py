@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from google.cloud import aiplatform
 from google_cloud_pipeline_components.types.artifact_types import UnmanagedContainerModel
+from google_cloud_pipeline_components.v1.batch_predict_job import ModelBatchPredictOp
 from google_cloud_pipeline_components.v1.bigquery import BigqueryQueryJobOp
 from google_cloud_pipeline_components.v1.custom_job import (
     CustomTrainingJobOp,
@@ -171,6 +172,16 @@ def deploy_pipeline(project: str, location: str = "us-central1") -> None:
     ModelUndeployOp(model=model.outputs["model"], endpoint=endpoint.outputs["endpoint"]).after(
         deploy
     )
+    ModelBatchPredictOp(
+        job_display_name="gcpc-batch",
+        model=model.outputs["model"],
+        bigquery_source_input_uri="bq://bigquery-public-data.ml_datasets.penguins",
+        instances_format="bigquery",
+        predictions_format="bigquery",
+        excluded_fields=["species"],
+        bigquery_destination_output_uri=f"bq://{PROJECT}",
+        machine_type="n1-standard-2",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +208,14 @@ def test_vertexkit_model_deploys_and_undeploys_through_gcpc(
         assert endpoint.list_models() == []  # ModelUndeployOp took back what ModelDeployOp made
         [model] = aiplatform.Model.list(filter='display_name="vk-penguins"')
         assert model.version_id == "1"
+
+
+def test_gcpc_batch_prediction_scores_the_table(deploy_run: runner.FinishedRun) -> None:
+    batch = tasks(deploy_run)["model-batch-predict"]
+    [job] = gcp_resource_uris(batch)
+    assert "/batchPredictionJobs/" in job
+    [table] = batch["outputs"]["bigquery_output_table"]["artifacts"]
+    assert table["metadata"]["tableId"] == "predictions", table
 
 
 def test_gcpc_query_and_custom_job_land_on_the_local_cloud(
