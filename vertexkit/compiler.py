@@ -67,9 +67,16 @@ def compile_pipeline(
     name_or_ref: str, output_dir: Path, image: str | None = None, check: bool = False
 ) -> CompileResult:
     """Writes `output_dir/NAME.yaml`; with `check`, only reports whether it is stale."""
+    return write_compiled(name_or_ref, compile_to_text(name_or_ref, image), output_dir, check)
+
+
+def write_compiled(
+    name_or_ref: str, text: str, output_dir: Path, check: bool = False
+) -> CompileResult:
+    """Writes a compiled pipeline's `text` to `output_dir/NAME.yaml` (with `check`, only
+    reports whether the file there differs)."""
     name = pipeline_registry.short_name(name_or_ref)
     path = output_dir / f"{name}.yaml"
-    text = compile_to_text(name_or_ref, image)
     current = path.read_text() if path.exists() else ""
     stale = current != text
     if check:

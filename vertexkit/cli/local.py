@@ -1,17 +1,26 @@
-"""`vertexkit local up`: serve the local cloud on 127.0.0.1 until interrupted."""
+"""`vertexkit local up`: serve the local cloud on 127.0.0.1 until interrupted.
+`vertexkit local exec -- CMD`: run a command whose Google clients reach the local cloud."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from vertexkit.cli.errors import UserError
 from vertexkit.cli.options import HomeOption, spec_checked
+from vertexkit.context import VERTEX_ENV
 from vertexkit.local import LocalCloud
+from vertexkit.local.process_env import with_client_hook
 from vertexkit.specs.naming import validate_project_id
 
 app = typer.Typer(no_args_is_help=True)
@@ -53,5 +62,49 @@ def up(
         signal.signal(signum, lambda *_: stopped.set())
     try:
         stopped.wait()
+    finally:
+        cloud.stop()
+
+
+@app.command(
+    "exec",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def exec_command(
+    context: typer.Context,
+    home: HomeOption = None,
+    project: Annotated[
+        str,
+        typer.Option(help="Project the clients use", callback=spec_checked(validate_project_id)),
+    ] = "local-project",
+) -> None:
+    """Run CMD (after `--`) with Google's clients, created with their defaults, reaching the local
+    cloud: the one whose `export` lines are in this shell (`vertexkit local up`), else one started
+    for the command's lifetime."""
+    command = list(context.args)
+    if not command:
+        raise UserError("CMD", "give the command to run after `--`, e.g. `-- pytest tests/`")
+    with _cloud_env(os.environ, home, project) as cloud_env:
+        env = with_client_hook({**os.environ, **cloud_env})
+        # `python`, `pytest`: this environment's first, where vertexkit and the clients are.
+        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+        try:
+            returncode = subprocess.call(command, env=env)
+        except OSError as exc:
+            raise UserError("CMD", f"cannot run {command[0]!r}: {exc.strerror}") from None
+    raise typer.Exit(returncode)
+
+
+@contextmanager
+def _cloud_env(
+    environ: Mapping[str, str], home: Path | None, project: str
+) -> Iterator[dict[str, str]]:
+    """The running local cloud's variables, or a local cloud's started for the block."""
+    if environ.get(VERTEX_ENV):
+        yield {}
+        return
+    cloud = LocalCloud(home=home, port=0, project=project).start()
+    try:
+        yield cloud.env()
     finally:
         cloud.stop()

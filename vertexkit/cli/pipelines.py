@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from vertexkit import compiler, pipeline_registry, runner
-from vertexkit.cli.errors import fail, plain_console
+from vertexkit import compiler, pipeline_registry, runner, trainer_staging
+from vertexkit.cli.errors import UserError, fail, plain_console
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -35,14 +35,24 @@ def compile_command(
         Path, typer.Option(help="Where the YAML goes", callback=checked_directory)
     ] = Path("compiled"),
     check: Annotated[bool, typer.Option(help="Fail if the compiled YAML is stale")] = False,
+    staging: Annotated[
+        str | None,
+        typer.Option(help="gs://BUCKET/PATH where local trainer folders are built and staged"),
+    ] = None,
+    project: ProjectOption = None,
 ) -> None:
     """Compile pipelines to KFP IR YAML (one file per pipeline)."""
     stale = []
     names = names or sorted(pipeline_registry.BUILTIN_PIPELINES)
     for name in names:  # every name is a pipeline before the first file is written
         pipeline_registry.resolve(name)
-    for name in names:
-        result = compiler.compile_pipeline(name, output_dir, image=image, check=check)
+    texts = {name: compiler.compile_to_text(name, image) for name in names}
+    for name, text in texts.items():  # refused before anything is built, staged or written
+        _check_staging(name, text, staging)
+    for name, text in texts.items():
+        if staging:
+            text = _staged(text, staging, project)
+        result = compiler.write_compiled(name, text, output_dir, check=check)
         if check and result.stale:
             stale.append(result)
         verb = "stale" if check and result.stale else ("wrote" if result.stale else "fresh")
@@ -74,6 +84,10 @@ def run_command(
     pipeline_root: Annotated[str | None, typer.Option(help="gs:// root (with --vertex)")] = None,
     service_account: Annotated[str | None, typer.Option(help="Runs as (with --vertex)")] = None,
     image: Annotated[str | None, typer.Option(help="Runtime image (with --vertex)")] = None,
+    staging: Annotated[
+        str | None,
+        typer.Option(help="gs:// where local trainer folders are staged (default: under the root)"),
+    ] = None,
     home: HomeOption = None,
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Follow the job to its end (with --vertex)")
@@ -94,6 +108,7 @@ def run_command(
             image,
             False if no_cache else None,
             wait,
+            staging=staging,
         )
         return
     from vertexkit.cli.summary import summarize
@@ -119,6 +134,31 @@ def progress(line: str) -> None:
     sys.stdout.flush()
 
 
+def _check_staging(name: str, pipeline_yaml: str, staging: str | None) -> None:
+    """A pipeline that names local trainer folders compiles only with a place to stage them."""
+    if staging is not None and not staging.startswith("gs://"):
+        raise UserError("--staging", f"must be gs://BUCKET[/PATH], got {staging!r}")
+    local = trainer_staging.local_trainer_dirs(pipeline_yaml)
+    if local and not staging:
+        raise UserError(
+            "--staging",
+            f"pipeline {name!r} names local trainer folder(s) {local}, which the runtime image "
+            "does not hold: give --staging gs://BUCKET/PATH to build and stage them",
+        )
+
+
+def _staged(pipeline_yaml: str, staging: str, project: str | None) -> str:
+    from vertexkit.context import CloudContext
+
+    if not trainer_staging.local_trainer_dirs(pipeline_yaml):
+        return pipeline_yaml
+    try:
+        context = CloudContext.from_env(project)
+    except ValueError as exc:
+        raise UserError("--project", str(exc)) from None
+    return trainer_staging.stage_with_context(pipeline_yaml, staging, context)
+
+
 def _submit_to_vertex(
     name: str,
     params: dict,
@@ -130,12 +170,17 @@ def _submit_to_vertex(
     image: str | None,
     caching: bool | None,
     wait: bool,
+    staging: str | None = None,
 ) -> None:
     if not project or not pipeline_root:
         fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
+    staging = staging or f"{pipeline_root.rstrip('/')}/staging"
+    _check_staging(name, pipeline_yaml, staging)
     warning = runner.image_warning(image)
     if warning:
         err_console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+    # A local trainer folder is built and staged (under the root by default), as its package URI.
+    pipeline_yaml = _staged(pipeline_yaml, staging, project)
     job = runner.build_vertex_job(
         name, params, pipeline_yaml, project, region, pipeline_root, enable_caching=caching
     )

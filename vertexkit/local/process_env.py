@@ -9,6 +9,11 @@ home, locale, time zone, temp folder, CA bundles, the library path a system CUDA
 settings for packages_to_install), then the local cloud's endpoints, then what the job itself
 sets. Proxy variables are left out: the local cloud is on loopback, and Vertex's containers have
 no proxy either.
+
+Every such process also gets `vertexkit/local/hooks` first on its PYTHONPATH: its
+`sitecustomize` makes Google's clients, created with their defaults, reach the local cloud (see
+`hooks/vertexkit_redirect.py`), so a trainer's or a GCPC launcher's own clients never leave the
+machine. `vertexkit local exec` gives a user's command the same.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from vertexkit.local.hooks import HOOKS_DIR
 
 PASSED_NAMES = frozenset(
     {
@@ -60,4 +67,13 @@ def process_env(*layers: Mapping[str, str]) -> dict[str, str]:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     for layer in layers:
         env.update(layer)
-    return env
+    return with_client_hook(env)
+
+
+def with_client_hook(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with the hooks folder first on PYTHONPATH (once; what was there stays after it)."""
+    hooked = dict(env)
+    entries = [entry for entry in hooked.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    entries = [str(HOOKS_DIR), *(entry for entry in entries if entry != str(HOOKS_DIR))]
+    hooked["PYTHONPATH"] = os.pathsep.join(entries)
+    return hooked

@@ -412,6 +412,11 @@ class BigQueryService:
             raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")
         self._check_job_targets(project, body.get("configuration") or {})
         body["kind"] = "bigquery#job"
+        # BigQuery's own link (GCPC's BigqueryQueryJobOp polls it; the client hook maps it here).
+        body["selfLink"] = (
+            f"https://bigquery.googleapis.com/bigquery/v2/projects/{project}/jobs/"
+            f"{reference['jobId']}?location={LOCATION}"
+        )
         return self.jobs.run(project, body, upload, wait_s)
 
     def _job_exists(self, project: str, job_id: str) -> bool:

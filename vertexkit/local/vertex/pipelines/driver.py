@@ -22,7 +22,9 @@ What else makes kfp.local run a pipeline the way Vertex does, each in its own mo
   the local Cloud Storage), and whole numbers inside list/struct parameters stay integers;
 - `task_handler`: the task process (packages_to_install in `task_envs`, `.path` of a `gs://`
   URI through `task_main`, at most `maxParallel` tasks at once, the task's error);
-- `dag_runner`: a DAG's ready tasks and a loop's iterations run at once.
+- `dag_runner`: a DAG's ready tasks and a loop's iterations run at once;
+- `placeholders`: Vertex's pipeline placeholders (`{{$.pipeline_google_cloud_project_id}}`, ...)
+  resolve to the job's values, so GCPC operators' defaults work.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from vertexkit.local.vertex.pipelines import dag_runner, task_handler
+from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
 
 RUN_FILE = "run.json"
@@ -155,7 +157,7 @@ def _hook_task_events(events: EventLog, recorder: OutputRecorder) -> None:
 
     def run_and_mark(*args: Any, **kwargs: Any) -> Any:
         local.executed = True
-        task_handler.refuse_unless_lightweight(kwargs["executor_spec"].container)
+        task_handler.refuse_unless_runnable(kwargs["executor_spec"].container)
         return run_single_task(*args, **kwargs)
 
     def import_and_mark(*args: Any, **kwargs: Any) -> Any:
@@ -220,6 +222,28 @@ def _hook_executor_input(recorder: OutputRecorder) -> None:
     executor_input_utils.executor_input_to_dict = integral_dict
 
 
+def _hook_vertex_placeholders(settings: dict[str, Any]) -> None:
+    """Vertex's placeholders first, then kfp.local's own resolution of the rest (see the
+    `placeholders` module): every element of a task's command and every string parameter value
+    goes through `resolve_individual_placeholder`."""
+    from kfp.local import placeholder_utils
+
+    values = placeholders.job_placeholders(settings)
+    resolve_individual = placeholder_utils.resolve_individual_placeholder
+
+    def resolve_vertex_first(
+        element: str, executor_input_dict: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        element = placeholders.resolve(element, values)
+        element = placeholders.resolve_escaped_executor_input(element, executor_input_dict)
+        resolved = resolve_individual(element, executor_input_dict=executor_input_dict, **kwargs)
+        if isinstance(resolved, str):  # a parameter's value may carry one (a worker pool spec)
+            resolved = placeholders.resolve_escaped_executor_input(resolved, executor_input_dict)
+        return resolved
+
+    placeholder_utils.resolve_individual_placeholder = resolve_vertex_first
+
+
 def whole_numbers_as_int(value: Any) -> Any:
     """`{"n": 20.0, "r": 0.5}` -> `{"n": 20, "r": 0.5}`, through lists and dicts."""
     if isinstance(value, float) and value.is_integer():
@@ -278,6 +302,7 @@ def run(job_dir: Path) -> int:
     recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
     _hook_task_events(events, recorder)
     _hook_executor_input(recorder)
+    _hook_vertex_placeholders(settings)
     _install_task_handler(settings)
     local.init(
         runner=local.SubprocessRunner(use_venv=False),

@@ -18,7 +18,7 @@ from typing import Any
 from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.pipelines import models
+from vertexkit.local.vertex.pipelines import models, placeholders
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
 
@@ -71,6 +71,7 @@ class PipelineRunner:
             "enableCaching": enable_caching,
             "cacheRoot": str(self.backend.home / "kfp-cache"),
             "maxParallel": _max_parallel(job),
+            **placeholders.job_settings(job),  # what Vertex's placeholders resolve to
         }
         (job_dir / RUN_FILE).write_text(json.dumps(settings))
         (job_dir / EVENTS_FILE).write_text("")

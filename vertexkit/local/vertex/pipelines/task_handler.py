@@ -9,6 +9,11 @@ full command. This handler takes its place (`install`) and runs the command as V
   kfp is installed here.
 - kfp's executor runs through `task_main`, which maps `gs://` artifact URIs to files of the local
   Cloud Storage the way Vertex maps them under `/gcs/`.
+- A Google Cloud Pipeline Components operator (GCPC's image, `python3 -u -m
+  google_cloud_pipeline_components...`) runs its own launcher, from the GCPC installed here,
+  through `gcpc_main`: the local cloud's client hook (process_env) points its hard-coded
+  `<location>-aiplatform.googleapis.com` and default credentials at the local cloud. Any other
+  container component is refused, naming its image.
 - At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the driver
   holds a `task_slot()` from a task's start event to its end event, so the recorded times are
   the task's real run.
@@ -39,6 +44,13 @@ from vertexkit.local.vertex.pipelines.task_main import (
 
 KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
 TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
+GCPC_MAIN = "vertexkit.local.vertex.pipelines.gcpc_main"
+# Where GCPC publishes its launcher image (Vertex pulls it; here the installed package stands in).
+GCPC_IMAGES = (
+    "gcr.io/ml-pipeline/google-cloud-pipeline-components:",
+    "us-docker.pkg.dev/vertex-ai/ml-pipeline/google-cloud-pipeline-components:",
+)
+GCPC_PACKAGE = "google_cloud_pipeline_components."
 ERROR_TAIL_LINES = 15
 _PIP_INSTALL = re.compile(r"-m pip install ([^&\n]*)")
 _PIP_VALUE_OPTIONS = ("--index-url", "--extra-index-url", "--trusted-host")
@@ -124,15 +136,33 @@ def is_lightweight(command: list[str]) -> bool:
     return any(KFP_EXECUTOR in part for part in command)
 
 
-def refuse_unless_lightweight(container: Any) -> None:
-    """Refuses a container component before kfp.local resolves its placeholders (it cannot
-    resolve Vertex's own, such as `{{$.pipeline_google_cloud_project_id}}`: an IndexError)."""
-    if not is_lightweight([*container.command, *container.args]):
+def gcpc_launcher(image: str, command: list[str]) -> str | None:
+    """The GCPC launcher module a GCPC operator's container runs (`python3 -u -m MODULE`)."""
+    if not image.startswith(GCPC_IMAGES) or "-m" not in command:
+        return None
+    module_at = command.index("-m") + 1
+    module = command[module_at] if module_at < len(command) else ""
+    if os.path.basename(command[0]).startswith("python") and module.startswith(GCPC_PACKAGE):
+        return module
+    return None
+
+
+def refuse_unless_runnable(container: Any) -> None:
+    """Refuses a container component that is neither a lightweight component nor a GCPC
+    operator, before kfp.local resolves its placeholders."""
+    command = [*(container.command or []), *(container.args or [])]
+    if not is_lightweight(command) and not gcpc_launcher(container.image, command):
         raise TaskRefused(
             f"image {container.image!r}: a container component; the local runner runs "
-            "lightweight Python components (@dsl.component) only: run this pipeline on "
-            "Vertex AI with --vertex"
+            "lightweight Python components (@dsl.component) and Google Cloud Pipeline "
+            "Components operators only: run this pipeline on Vertex AI with --vertex"
         )
+
+
+def through_gcpc_main(command: list[str], python: str) -> list[str]:
+    """`python3 -u -m LAUNCHER ARGS` as `PYTHON -u -m gcpc_main LAUNCHER ARGS`."""
+    module_at = command.index("-m") + 1
+    return [python, "-u", "-m", GCPC_MAIN, *command[module_at:]]
 
 
 def through_task_main(command: list[str], python: str) -> list[str]:
@@ -146,7 +176,7 @@ def through_task_main(command: list[str], python: str) -> list[str]:
 
 
 class VertexTaskHandler:
-    """kfp.local's `ITaskHandler` for lightweight components (see the module doc)."""
+    """kfp.local's `ITaskHandler` for lightweight components and GCPC operators (module doc)."""
 
     def __init__(
         self,
@@ -161,15 +191,21 @@ class VertexTaskHandler:
         self.env_vars = dict(env_vars or {})
 
     def run(self) -> Any:
-        from kfp.local import status
-
         assert _settings is not None, "task_handler.install() was not called"
+        if gcpc_launcher(self.image, self.full_command):
+            command = through_gcpc_main(self.full_command, sys.executable)
+            return self._finish(command, executor_output_dir(command))
         command, packages, pip_options = split_install_prelude(self.full_command)
         python = sys.executable
         if packages:
             python = str(_settings.environments.python_for(packages, pip_options))
         command = through_task_main(command, python)
-        output_dir = executor_output_dir(command)
+        return self._finish(command, executor_output_dir(command))
+
+    def _finish(self, command: list[str], output_dir: str | None) -> Any:
+        """Runs the task's process; its status, and its error for the driver when it fails."""
+        from kfp.local import status
+
         error_dir = Path(output_dir) if output_dir else None
         if error_dir is not None:
             (error_dir / EXECUTOR_ERROR_FILE).unlink(missing_ok=True)  # a retry starts clean

@@ -3,8 +3,10 @@
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 
 import sys
+from types import SimpleNamespace
 
 import pytest
+from google.protobuf import json_format
 from kfp import dsl
 
 from vertexkit.local.vertex.pipelines.task_handler import (
@@ -79,3 +81,69 @@ def test_a_container_component_is_not_lightweight() -> None:
 
     assert not is_lightweight(_command(echo))
     assert is_lightweight(_command(bare))
+
+
+# -- GCPC operators run their own launcher; other container components are refused -------------
+def _gcpc_ops() -> list:
+    from google_cloud_pipeline_components.v1.bigquery import BigqueryQueryJobOp
+    from google_cloud_pipeline_components.v1.custom_job import CustomTrainingJobOp
+    from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp, ModelDeployOp
+    from google_cloud_pipeline_components.v1.model import ModelUploadOp
+
+    return [BigqueryQueryJobOp, CustomTrainingJobOp, EndpointCreateOp, ModelDeployOp, ModelUploadOp]
+
+
+def _compiled_container(component) -> SimpleNamespace:
+    """The container as the driver gets it: from the compiled IR, placeholders as text."""
+    spec = json_format.MessageToDict(component.pipeline_spec)
+    [executor] = spec["deploymentSpec"]["executors"].values()
+    container = executor["container"]
+    return SimpleNamespace(
+        image=container["image"], command=container["command"], args=container.get("args", [])
+    )
+
+
+@pytest.mark.parametrize("op", _gcpc_ops(), ids=lambda op: op.name)
+def test_a_gcpc_operator_runs_its_launcher_through_gcpc_main(op) -> None:
+    from vertexkit.local.vertex.pipelines.task_handler import (
+        GCPC_MAIN,
+        gcpc_launcher,
+        refuse_unless_runnable,
+        through_gcpc_main,
+    )
+
+    container = _compiled_container(op)
+    command = [*container.command, *container.args]
+    module = gcpc_launcher(container.image, command)
+    assert module and module.startswith("google_cloud_pipeline_components.container.")
+    refuse_unless_runnable(container)  # not refused
+    local = through_gcpc_main(command, sys.executable)
+    assert local[:5] == [sys.executable, "-u", "-m", GCPC_MAIN, module]
+    assert local[5:] == command[4:]  # the launcher's own arguments, unchanged
+
+
+@dsl.container_component
+def gcpc_lookalike():
+    """GCPC's module name in another image: not GCPC's launcher, so refused."""
+    return dsl.ContainerSpec(
+        image="alpine:3.20",
+        command=["python3", "-u", "-m", "google_cloud_pipeline_components.container.v1.x"],
+    )
+
+
+@dsl.container_component
+def shell_step():
+    return dsl.ContainerSpec(image="gcr.io/ml-pipeline/google-cloud-pipeline-components:2.22.0",
+                             command=["sh", "-c", "echo hi"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "component", [gcpc_lookalike, shell_step], ids=["other-image", "gcpc-image-not-a-launcher"]
+)
+def test_other_container_components_are_refused_naming_the_image(component) -> None:
+    from vertexkit.local.vertex.pipelines.task_handler import TaskRefused, refuse_unless_runnable
+
+    container = _compiled_container(component)
+    with pytest.raises(TaskRefused, match="a container component") as refused:
+        refuse_unless_runnable(container)
+    assert repr(container.image) in str(refused.value)
