@@ -24,10 +24,10 @@ PIPELINE = "gpu_training"
 RESULT_FILE = Path(__file__).with_name("gpu_check.json")
 
 
-def replica_reports(run: runner.LocalRun, replicas: int) -> list[dict[str, Any]]:
+def replica_reports(run: runner.FinishedRun, replicas: int) -> list[dict[str, Any]]:
     """Each replica's `replicas/rank-N.json` beside the model, read while the cloud runs."""
     client = run.context.storage_client()
-    bucket, _, prefix = run.outputs["model"].uri.removeprefix("gs://").partition("/")
+    bucket, _, prefix = run.outputs["model"]["uri"].removeprefix("gs://").partition("/")
     reports = []
     for rank in range(replicas):
         blob = client.bucket(bucket).blob(f"{prefix.rstrip('/')}/replicas/rank-{rank}.json")
@@ -52,13 +52,13 @@ def run_once(label: str, assignments: list[str], replicas: int) -> dict[str, Any
     pipeline_yaml, params = runner.prepare(PIPELINE, assignments)
     seen: dict[str, Any] = {}
 
-    def collect(run: runner.LocalRun) -> None:
+    def collect(run: runner.FinishedRun) -> None:
         seen["replicas"] = replica_reports(run, replicas)
 
-    run = runner.run_local(
+    run = runner.run_pipeline_job(
         PIPELINE, params, pipeline_yaml, home=home, enable_caching=False, while_running=collect
     )
-    metrics = dict(run.outputs["metrics"].metadata)
+    metrics = dict(run.outputs["metrics"]["metadata"])
     return {
         "label": label,
         "home": str(home),

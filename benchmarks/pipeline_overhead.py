@@ -1,8 +1,9 @@
 """Pipeline overhead: the built-in `training` pipeline end to end against its trainer run directly.
 
 1. The `training` pipeline (what `vertexkit run training` runs: query, split and export, custom
-   training, upload, evaluate, compare, deploy), compiled and run through `kfp.local` on an
-   in-process local cloud with a fresh temp home, caching OFF. Each task is timed.
+   training, upload, evaluate, compare, deploy), compiled and run on an
+   in-process local cloud with a fresh temp home, caching OFF, as `vertexkit run` runs it (a
+   PipelineJob). Each task's time is its recorded start -> end.
 2. The same trainer (`python -m tabular_trainer.task`, same hyperparameters) run directly as a
    script on the same rows: the train/validation/test Parquet shards that run 1 exported, copied
    to local files; AIP_MODEL_DIR is a temp folder. Median of a few runs.
@@ -18,7 +19,7 @@ BigQuery export and evaluation, counts as overhead here).
 
 from __future__ import annotations
 
-import contextlib
+import datetime
 import os
 import shutil
 import statistics
@@ -26,13 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vertexkit.runner import LocalRun, prepare, run_local
+from vertexkit.runner import FinishedRun, prepare, run_pipeline_job
 
 PIPELINE = "training"
 SPLITS = ("train", "validation", "test")
@@ -48,71 +48,54 @@ class TaskTimes:
     executed: list[str] = field(default_factory=list)
 
 
-@contextlib.contextmanager
-def timed_tasks() -> Iterator[TaskTimes]:
-    """Wraps kfp.local's per-task entry points with timers (measurement only; behaviour kept)."""
-    from kfp.local import task_dispatcher
-    from kfp.local.orchestrator import task_executor
-
+def task_times(job: dict[str, Any]) -> TaskTimes:
+    """Each task's recorded start -> end, from the finished PipelineJob's task details."""
     times = TaskTimes()
-    original_task = task_executor.execute_single_task
-    original_dispatch = task_dispatcher.run_single_task_implementation
+    for task in job.get("jobDetail", {}).get("taskDetails", []):
+        if not task.get("parentTaskId"):
+            continue  # the root: the whole run, not a task
+        name = task["taskName"]
+        if task.get("startTime") and task.get("endTime"):
+            times.seconds[name] = (_instant(task["endTime"]) - _instant(task["startTime"]))
+        if task.get("state") != "SKIPPED":  # Vertex's word for a cache hit
+            times.executed.append(name)
+    return times
 
-    def timed_task(task_name: str, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return original_task(task_name, *args, **kwargs)
-        finally:
-            times.seconds[task_name] = time.perf_counter() - started
 
-    def recorded_dispatch(*args: Any, **kwargs: Any) -> Any:
-        times.executed.append(str(kwargs.get("component_name", "?")))
-        return original_dispatch(*args, **kwargs)
-
-    task_executor.execute_single_task = timed_task
-    task_dispatcher.run_single_task_implementation = recorded_dispatch
-    try:
-        yield times
-    finally:
-        task_executor.execute_single_task = original_task
-        task_dispatcher.run_single_task_implementation = original_dispatch
+def _instant(rfc3339: str) -> float:
+    return datetime.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
 
 @dataclass
 class PipelineTiming:
     seconds: float
     tasks: TaskTimes
-    run: LocalRun
+    run: FinishedRun
     custom_job_seconds: float | None
 
 
 def run_pipeline(home: Path, enable_caching: bool, log: Path) -> PipelineTiming:
-    """One run of the pipeline; kfp.local's task logs go to `log` to keep the figures readable."""
+    """One run as `vertexkit run` makes it (a PipelineJob on an in-process local cloud);
+    its progress lines go to `log` to keep the figures readable."""
     pipeline_yaml, params = prepare(PIPELINE, [])
     job_seconds: list[float] = []
     started = time.perf_counter()
-    with (
-        timed_tasks() as tasks,
-        log.open("a") as sink,
-        contextlib.redirect_stdout(sink),
-        warnings.catch_warnings(),
-    ):
-        # kfp.local warns once per task that the components' image is not a plain Python one;
-        # the SubprocessRunner runs them in this environment, which has vertexkit installed.
-        warnings.filterwarnings("ignore", message="You may be attemping", category=RuntimeWarning)
-        run = run_local(
+    with log.open("a") as sink:
+        run = run_pipeline_job(
             PIPELINE,
             params,
             pipeline_yaml,
             home=home,
             enable_caching=enable_caching,
+            emit=lambda line: print(line, file=sink),
             while_running=lambda run: job_seconds.extend(custom_job_seconds(run)),
         )
     seconds = time.perf_counter() - started
-    return PipelineTiming(seconds, tasks, run, job_seconds[-1] if job_seconds else None)
+    timing = task_times(run.job)
+    return PipelineTiming(seconds, timing, run, job_seconds[-1] if job_seconds else None)
 
 
-def custom_job_seconds(run: LocalRun) -> list[float]:
+def custom_job_seconds(run: FinishedRun) -> list[float]:
     """startTime -> endTime of each custom job the local Vertex ran, oldest first."""
     client = run.context.job_client()
     jobs = sorted(client.list_custom_jobs(parent=run.context.parent), key=lambda j: j.create_time)
@@ -123,9 +106,9 @@ def custom_job_seconds(run: LocalRun) -> list[float]:
     ]
 
 
-def copy_exported_splits(run: LocalRun, home: Path, target: Path) -> dict[str, Path]:
+def copy_exported_splits(run: FinishedRun, home: Path, target: Path) -> dict[str, Path]:
     """The Parquet shards the pipeline exported, as plain local files: {split: folder}."""
-    test_glob = run.outputs["test_data"].uri  # gs://BUCKET/.../run-ID/test/data-*.parquet
+    test_glob = run.outputs["test_data"]["uri"]  # gs://BUCKET/.../run-ID/test/data-*.parquet
     bucket, _, name = test_glob.removeprefix("gs://").partition("/")
     test_folder = home / "storage" / bucket / Path(name).parent
     folders = {}
@@ -141,7 +124,7 @@ def copy_exported_splits(run: LocalRun, home: Path, target: Path) -> dict[str, P
     return folders
 
 
-def direct_trainer_seconds(run: LocalRun, splits: dict[str, Path], work: Path) -> float:
+def direct_trainer_seconds(run: FinishedRun, splits: dict[str, Path], work: Path) -> float:
     """Runs the trainer as a plain script with the pipeline's hyperparameters; wall seconds."""
     args = [f"--{name.replace('_', '-')}={run.params[name]}" for name in TRAINER_ARGS]
     command = [
@@ -174,7 +157,7 @@ def task_table(timing: PipelineTiming) -> dict[str, float]:
 def main() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="vertexkit-bench-") as scratch:
         work = Path(scratch)
-        log = work / "kfp-local.log"
+        log = work / "progress.log"
         try:
             uncached = run_pipeline(work / "home", enable_caching=False, log=log)
             splits = copy_exported_splits(uncached.run, work / "home", work / "data")
@@ -184,7 +167,7 @@ def main() -> dict[str, Any]:
             cold = run_pipeline(work / "home", enable_caching=True, log=log)
             cached = run_pipeline(work / "home", enable_caching=True, log=log)
         except Exception:
-            print(log.read_text()[-4000:] if log.exists() else "(no kfp.local log)")
+            print(log.read_text()[-4000:] if log.exists() else "(no progress log)")
             raise
     task_count = len(uncached.tasks.executed)
     figures = {

@@ -15,7 +15,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from vertexkit import compiler, pipeline_registry, runner
 from vertexkit.local import LocalCloud
-from vertexkit.runner import LocalRun
+from vertexkit.runner import FinishedRun
 
 SPECIES = {
     "Adelie Penguin (Pygoscelis adeliae)",
@@ -32,12 +32,12 @@ def test_compiled_yaml_is_fresh(name: str) -> None:
     )
 
 
-def _serving_state(run: LocalRun) -> dict[str, Any]:
+def _serving_state(run: FinishedRun) -> dict[str, Any]:
     """What the endpoint serves and which version is `default`, read through the SDK."""
     from google.cloud import aiplatform
 
     run.context.init_aiplatform()
-    model = aiplatform.Model(run.outputs["model"].metadata["resourceName"])
+    model = aiplatform.Model(run.outputs["model"]["metadata"]["resourceName"])
     versions = model.versioning_registry.list_versions()
     endpoint = aiplatform.Endpoint.list(
         filter=f'display_name="{run.params["endpoint_display_name"]}"'
@@ -54,9 +54,9 @@ def _serving_state(run: LocalRun) -> dict[str, Any]:
     }
 
 
-def _cli_views(run: LocalRun) -> dict[str, str]:
+def _cli_views(run: FinishedRun) -> dict[str, str]:
     """`vertexkit models list`, `endpoints list` and `predict` against the running local cloud
-    (run_local has pointed this process's environment at it)."""
+    (the run has pointed this process's environment at it)."""
     from typer.testing import CliRunner
 
     from vertexkit.cli import app
@@ -77,16 +77,18 @@ def _cli_views(run: LocalRun) -> dict[str, str]:
 
 def _run(
     name: str, home: Path, assignments: list[str], with_cli: bool = False
-) -> tuple[LocalRun, dict[str, Any]]:
+) -> tuple[FinishedRun, dict[str, Any]]:
     pipeline_yaml, params = runner.prepare(name, assignments)
     state: dict[str, Any] = {}
 
-    def inspect(finished: LocalRun) -> None:
+    def inspect(finished: FinishedRun) -> None:
         state.update(_serving_state(finished))
         if with_cli:
             state["cli"] = _cli_views(finished)
 
-    run = runner.run_local(name, params, pipeline_yaml, home=home, while_running=inspect)
+    run = runner.run_pipeline_job(
+        name, params, pipeline_yaml, home=home, emit=lambda _: None, while_running=inspect
+    )
     return run, state
 
 
@@ -95,31 +97,31 @@ def test_training_promotes_then_caches_then_keeps_the_champion(tmp_path: Path) -
     home = tmp_path / "home"
     first, served = _run("training", home, [], with_cli=True)
     assert first.outputs["promoted"] is True
-    model_id = first.outputs["model"].metadata["resourceName"].split("/")[-1].split("@")[0]
+    model_id = first.outputs["model"]["metadata"]["resourceName"].split("/")[-1].split("@")[0]
     assert model_id in served["cli"]["models"] and "default" in served["cli"]["models"]
     assert f"{model_id}@1" in served["cli"]["endpoints"] and "100%" in served["cli"]["endpoints"]
     assert json.loads(served["cli"]["predict"])["predictions"] == [
         "Gentoo penguin (Pygoscelis papua)"
     ]
-    assert first.outputs["metrics"].metadata["accuracy"] > 0.9
+    assert first.outputs["metrics"]["metadata"]["accuracy"] > 0.9
     assert served["default"] == ["1"] and served["deployed_versions"] == ["1"]
     assert served["prediction"] == "Gentoo penguin (Pygoscelis papua)"
 
     # Same parameters: every task is served from cache, so no new version appears.
     cached, served_again = _run("training", home, [])
     assert (
-        cached.outputs["model"].metadata["resourceName"]
-        == first.outputs["model"].metadata["resourceName"]
+        cached.outputs["model"]["metadata"]["resourceName"]
+        == first.outputs["model"]["metadata"]["resourceName"]
     )
     assert served_again["version_count"] == 1
 
     # A one-tree, depth-1 forest is worse: version 2 is registered but the champion keeps serving.
     worse, served_after = _run("training", home, ["n_estimators=1", "max_depth=1"])
     assert worse.outputs["promoted"] is False, worse.outputs["decision"]
-    assert worse.outputs["model"].metadata["resourceName"].endswith("@2")
+    assert worse.outputs["model"]["metadata"]["resourceName"].endswith("@2")
     assert (
-        worse.outputs["metrics"].metadata["accuracy"]
-        < first.outputs["metrics"].metadata["accuracy"]
+        worse.outputs["metrics"]["metadata"]["accuracy"]
+        < first.outputs["metrics"]["metadata"]["accuracy"]
     )
     assert served_after["version_count"] == 2
     assert served_after["default"] == ["1"]
@@ -133,7 +135,7 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
 
     seen: dict[str, Any] = {}
 
-    def inspect(run: LocalRun) -> None:
+    def inspect(run: FinishedRun) -> None:
         run.context.init_aiplatform()
         (job,) = aiplatform.HyperparameterTuningJob.list()
         trials = [
@@ -141,13 +143,20 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
             for t in job.trials
             if t.final_measurement.metrics
         ]
-        model = aiplatform.Model(run.outputs["model"].metadata["resourceName"])
+        model = aiplatform.Model(run.outputs["model"]["metadata"]["resourceName"])
         seen.update(trials=trials, artifact_uri=model.uri)
 
     pipeline_yaml, params = runner.prepare(
         "tuning", ["max_trial_count=4", "parallel_trial_count=2"]
     )
-    runner.run_local("tuning", params, pipeline_yaml, home=tmp_path / "home", while_running=inspect)
+    runner.run_pipeline_job(
+        "tuning",
+        params,
+        pipeline_yaml,
+        home=tmp_path / "home",
+        emit=lambda _: None,
+        while_running=inspect,
+    )
     assert len(seen["trials"]) == 4
     best_id, best_value = max(seen["trials"], key=lambda trial: trial[1])
     assert all(value <= best_value for _, value in seen["trials"])

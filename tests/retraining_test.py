@@ -21,7 +21,7 @@ from vertexkit.cli import app, decisions
 from vertexkit.compiler import compile_to_text
 from vertexkit.context import VERTEX_ENV
 from vertexkit.local import LocalCloud
-from vertexkit.runner import LocalRun, run_local
+from vertexkit.runner import FinishedRun, run_pipeline_job
 from vertexkit.runtime import retraining
 from vertexkit.runtime.bigquery import run_query_job, split_predicates
 
@@ -57,7 +57,7 @@ def _append_days(home: Path, table: str, first_day: int, last_day: int, shuffle:
         run_query_job(ctx, query, destination=table, write_disposition="WRITE_APPEND")
 
 
-def _serving(run: LocalRun, endpoint_name: str) -> dict[str, Any]:
+def _serving(run: FinishedRun, endpoint_name: str) -> dict[str, Any]:
     """The endpoint's traffic and the model version that answers a prediction."""
     endpoints = run.context.endpoint_client().list_endpoints(
         request={"parent": run.context.parent, "filter": f'display_name="{endpoint_name}"'}
@@ -86,12 +86,13 @@ def test_retraining_keeps_a_worse_challenger_out_and_promotes_a_better_one(
     }
     served: list[dict[str, Any]] = []
 
-    def run(params: dict[str, Any]) -> LocalRun:
-        return run_local(
+    def run(params: dict[str, Any]) -> FinishedRun:
+        return run_pipeline_job(
             "retraining",
             base | params,
             pipeline_yaml,
             home=home,
+            emit=lambda _: None,
             while_running=lambda r: served.append(_serving(r, base["endpoint_display_name"])),
         )
 

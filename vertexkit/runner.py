@@ -6,17 +6,13 @@ created as a PipelineJob and followed to its end with `vertexkit.pipeline_jobs.f
 the job is created through the GAPIC client on an in-process local cloud, which runs it with
 `kfp.local` in a separate process and reports every task the way Vertex does.
 
-`run_local` (below) is the older in-process path, kept for the tests and the benchmark that
-read kfp.local's outputs directly. There, the local cloud starts in-process (its state kept
-under VERTEXKIT_HOME), the task processes inherit the environment that points the Google
-clients at it, and the compiled YAML runs through `kfp.local` with caching on. The pipeline
-root is a folder of the local Cloud Storage, so every artifact is also a `gs://` URI.
+Tests, the notebook and the benchmarks run pipelines this same way: there is no other local
+path.
 """
 
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,18 +46,6 @@ class FinishedRun:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class LocalRun:
-    """A pipeline run in-process through `kfp.local`: its outputs as kfp.local returns them."""
-
-    name: str
-    outputs: dict[str, Any]
-    seconds: float
-    pipeline_root: str
-    context: CloudContext
-    params: dict[str, Any] = field(default_factory=dict)
-
-
 def prepare(name_or_ref: str, assignments: list[str], image: str | None = None) -> tuple[str, dict]:
     """Compiles the pipeline and parses its parameters: every check before anything is created."""
     pipeline_yaml = compile_to_text(name_or_ref, image)
@@ -86,54 +70,6 @@ def _patched_environ(values: dict[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-def run_local(
-    name_or_ref: str,
-    params: dict[str, Any],
-    pipeline_yaml: str,
-    home: Path | None = None,
-    enable_caching: bool = True,
-    while_running: Callable[[LocalRun], None] | None = None,
-) -> LocalRun:
-    """Runs a compiled pipeline on an in-process local cloud and returns its outputs.
-
-    `while_running` is called with the finished run before the local cloud stops, e.g. to
-    send a sample prediction to the endpoint the pipeline deployed.
-    """
-    from kfp import components, local
-
-    from vertexkit.local import LocalCloud
-
-    name = short_name(name_or_ref)
-    with LocalCloud(home=home) as cloud:
-        context = cloud.context()
-        bucket = f"{context.project}{PIPELINE_BUCKET_SUFFIX}"
-        root_uri = f"gs://{bucket}/{name}"
-        pipeline_root = cloud.storage.gs_uri_to_path(root_uri)
-        pipeline_file = cloud.home / "pipelines" / f"{name}.yaml"
-        pipeline_file.parent.mkdir(parents=True, exist_ok=True)
-        pipeline_file.write_text(pipeline_yaml)
-        params = target_parameters(
-            pipeline_yaml, params, context.project, context.region, f"{root_uri}/outputs"
-        )
-        check_data(context, effective_values(pipeline_yaml, params))  # before creating anything
-        cloud.storage.ensure_bucket(bucket)
-        started = time.monotonic()
-        with _patched_environ(cloud.env()):
-            local.init(
-                runner=local.SubprocessRunner(use_venv=False),
-                pipeline_root=str(pipeline_root),
-                enable_caching=enable_caching,
-                cache_root=str(cloud.home / "kfp-cache"),
-            )
-            task = components.load_component_from_file(str(pipeline_file))(**params)
-            outputs = dict(task.outputs) if task.outputs else {}
-            effective = effective_values(pipeline_yaml, params)
-            run = LocalRun(name, outputs, time.monotonic() - started, root_uri, context, effective)
-            if while_running:
-                while_running(run)
-        return run
 
 
 def run_pipeline_job(
