@@ -19,7 +19,7 @@ from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
-from vertexkit.local.vertex.training.tuning import TuningRun, check_study_spec
+from vertexkit.local.vertex.training.tuning import TuningRun
 from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
 
@@ -143,12 +143,10 @@ class TrainingArea:
         for key in ("studySpec", "maxTrialCount", "parallelTrialCount"):
             require(body, key)
         require(body, "trialJobSpec")
-        validated(validate_tuning_job, body)
+        validated(validate_tuning_job, body)  # the one rule book for study specs
         validated(validate_custom_job_spec, body["trialJobSpec"])
         validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
         validated(self.executor.gpus.check_fits, body["trialJobSpec"], "trialJobSpec")
-        study = protos.with_defaults(aiplatform_v1.StudySpec, body["studySpec"])
-        validated(check_study_spec, study)
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()

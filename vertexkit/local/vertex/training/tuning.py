@@ -66,38 +66,6 @@ def grid_values(spec: Param, field: str) -> list[Any]:
     return list(spec["categoricalValueSpec"]["values"])
 
 
-def check_study_spec(study: Param) -> None:
-    """The rules Vertex applies to a study spec that the proto types alone do not enforce."""
-    if not study.get("metrics"):
-        raise SpecError("studySpec.metrics", "at least one metric (metricId and goal) is required")
-    for i, metric in enumerate(study["metrics"]):
-        if metric.get("goal") not in ("MAXIMIZE", "MINIMIZE"):
-            raise SpecError(f"studySpec.metrics[{i}].goal", "must be MAXIMIZE or MINIMIZE")
-    if not study.get("parameters"):
-        raise SpecError("studySpec.parameters", "at least one parameter is required")
-    for i, spec in enumerate(all_parameters(study["parameters"])):
-        check_parameter(spec, f"studySpec.parameters[{i}]")
-    if study.get("algorithm") == "GRID_SEARCH":
-        for i, spec in enumerate(all_parameters(study["parameters"])):
-            grid_values(spec, f"studySpec.parameters[{i}]")
-
-
-def check_parameter(spec: Param, field: str) -> None:
-    kinds = [k for k in VALUE_SPECS if k in spec]
-    if len(kinds) != 1:
-        raise SpecError(field, f"give exactly one of {', '.join(VALUE_SPECS)}")
-    scale = spec.get("scaleType", "SCALE_TYPE_UNSPECIFIED")
-    if kinds[0] in ("doubleValueSpec", "integerValueSpec"):
-        low, high = (float(spec[kinds[0]].get(k, 0)) for k in ("minValue", "maxValue"))
-        if low > high:
-            raise SpecError(f"{field}.{kinds[0]}", "minValue must not exceed maxValue")
-        if scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and low <= 0:
-            raise SpecError(f"{field}.scaleType", f"{scale} needs minValue > 0")
-    elif not spec[kinds[0]].get("values"):
-        raise SpecError(f"{field}.{kinds[0]}.values", "at least one value is required")
-
-
-VALUE_SPECS = ("doubleValueSpec", "integerValueSpec", "categoricalValueSpec", "discreteValueSpec")
 
 
 def make_sampler(study: Param, seed: int, max_trials: int) -> optuna.samplers.BaseSampler:

@@ -6,16 +6,13 @@ import json
 from pathlib import Path
 
 import optuna
-import pytest
 
 from vertexkit.local.vertex.training.tuning import (
-    check_study_spec,
     format_arg,
     grid_points,
     read_measurement,
     suggest,
 )
-from vertexkit.specs import SpecError
 
 
 def draw(specs: list[dict], trials: int = 200) -> list[dict]:
@@ -79,24 +76,6 @@ def test_grid_points_cover_every_combination_once() -> None:
     }
     points = grid_points(study, seed=1)
     assert len(points) == 6 and len({tuple(p.items()) for p in points}) == 6
-
-
-@pytest.mark.parametrize(
-    ("study", "field"),
-    [
-        ({"parameters": [{"parameterId": "a"}]}, "studySpec.metrics"),
-        (
-            {"metrics": [{"metricId": "m", "goal": "MAXIMIZE"}], "parameters": [
-                {"parameterId": "lr", "scaleType": "UNIT_LOG_SCALE",
-                 "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]},
-            "studySpec.parameters[0].scaleType",
-        ),
-    ],
-)  # fmt: skip
-def test_study_spec_errors_name_the_field(study: dict, field: str) -> None:
-    with pytest.raises(SpecError) as raised:
-        check_study_spec(study)
-    assert raised.value.field == field
 
 
 def test_format_arg() -> None:
