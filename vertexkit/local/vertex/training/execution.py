@@ -55,7 +55,7 @@ class Executor:
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.root = backend.home / "training"
-        self.packages = PackageCache(self.root / "packages", backend)
+        self.packages = PackageCache(backend)  # shared across homes: see packages.py
         self.gpus = gpus.GpuAllocator(gpus.discover())
         self.controls: dict[str, JobControl] = {}
         self._lock = threading.Lock()
