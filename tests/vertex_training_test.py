@@ -17,7 +17,7 @@ from google.cloud.aiplatform import jobs as sdk_jobs
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 from vertexkit.local.vertex.store import ResourceStore
-from vertexkit.local.vertex.training.packages import content_hash
+from vertexkit.local.vertex.training.packages import default_root, environment_key
 
 TESTDATA = Path(__file__).parents[1] / "vertexkit/local/vertex/training/testdata"
 PREBUILT_SKLEARN = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"
@@ -111,8 +111,7 @@ def test_python_package_spec_installs_and_runs(
             "args": [str(out), "--alpha=0.1"],
         },
     }
-    installed = local_cloud.home / "vertex" / "training" / "packages"
-    marker = installed / content_hash(
+    marker = default_root() / environment_key(
         [storage.object_path("vertexkit-staging", "pkgs/tiny.tar.gz")]
     )
     built_at = []

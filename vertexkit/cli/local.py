@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from vertexkit.cli.cloud import write_local_up
 from vertexkit.cli.errors import UserError
 from vertexkit.cli.options import HomeOption, spec_checked
 from vertexkit.context import VERTEX_ENV
@@ -53,16 +54,22 @@ def up(
 ) -> None:
     """Serve Cloud Storage, BigQuery and Vertex AI on 127.0.0.1; print `export` lines first."""
     check_port_free(port)
-    cloud = LocalCloud(home=home, port=port, project=project).start()
-    for name, value in cloud.env().items():
-        print(f"export {name}={value}", flush=True)
-    print(f"# console: {cloud.url}/console/", flush=True)  # a comment: `eval` still works
+    # Serving at once; the services' heavy parts load meanwhile (a request waits for them).
+    cloud = LocalCloud(home=home, port=port, project=project).start(wait=False)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
+    found = None
     try:
+        found = write_local_up(cloud.home, cloud.url, cloud.env())  # before the lines print
+        for name, value in cloud.env().items():
+            print(f"export {name}={value}", flush=True)
+        print(f"# console: {cloud.url}/console/", flush=True)  # a comment: `eval` still works
+        cloud.ready()  # a refused state file ends the command here, with its message
         stopped.wait()
     finally:
+        if found:
+            found.unlink(missing_ok=True)
         cloud.stop()
 
 

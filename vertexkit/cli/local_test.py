@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +11,9 @@ from pathlib import Path
 
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
+
+from vertexkit.cli.cloud import LOCAL_UP_FILE, running_local_up
+from vertexkit.context import CloudContext
 
 EXPECTED = {
     "GOOGLE_CLOUD_PROJECT",
@@ -47,3 +51,50 @@ def test_local_up_prints_exports_first_then_serves_until_sigterm(tmp_path: Path)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
     assert (home / "storage" / "made-through-local-up").is_dir()  # state kept under --home
+
+
+def started_local_up(home: Path, project: str) -> tuple[subprocess.Popen, str]:
+    """`vertexkit local up` on a free port, once its last line (the console's URL) printed."""
+    command = [sys.executable, "-m", "vertexkit.cli", "local", "up", "--home", str(home),
+               "--project", project]  # fmt: skip
+    process = subprocess.Popen([*command, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    for line in process.stdout:
+        if line.startswith("# console: "):
+            return process, line.removeprefix("# console: ").strip().removesuffix("/console/")
+    raise AssertionError(f"local up ended with {process.wait()} before it served")
+
+
+def test_read_verbs_find_a_running_local_up_through_its_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    process, url = started_local_up(home, project="found-project")
+    try:
+        found = running_local_up(home)
+        assert found is not None and found["VERTEX_AI_EMULATOR_HOST"] == url
+        assert found["VERTEXKIT_HOME"] == str(home.resolve())
+        context = CloudContext("found-project", "us-central1", url, url, url)
+        endpoint = {"display_name": "made-in-found-project"}
+        context.endpoint_client().create_endpoint(parent=context.parent, endpoint=endpoint).result()
+        # No exported variables: only the running server knows its project; a verb that
+        # started a local cloud of its own would list `local-project`'s endpoints (none).
+        env = {k: v for k, v in os.environ.items() if "EMULATOR" not in k}
+        env["COLUMNS"] = "200"  # one line per row: the display name is not folded
+        listed = subprocess.run(
+            [sys.executable, "-m", "vertexkit.cli", "endpoints", "list", "--home", str(home)],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+        assert listed.returncode == 0, listed.stderr
+        assert "made-in-found-project" in listed.stdout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert not (home / LOCAL_UP_FILE).exists()  # removed at exit
+    assert running_local_up(home) is None
+
+
+def test_a_local_up_file_naming_a_dead_process_is_ignored(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    (tmp_path / LOCAL_UP_FILE).write_text(
+        json.dumps({"url": "http://127.0.0.1:9", "pid": int(dead.stdout), "env": {}})
+    )
+    assert running_local_up(tmp_path) is None

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from vertexkit import compiler, pipeline_registry, runner, trainer_staging
+from vertexkit import pipeline_registry, trainer_staging
 from vertexkit.cli.errors import UserError, fail, plain_console
 from vertexkit.cli.options import (
     HomeOption,
@@ -18,7 +18,6 @@ from vertexkit.cli.options import (
     checked_directory,
     spec_checked,
 )
-from vertexkit.pipeline_jobs import PipelineJobFailed
 from vertexkit.specs.naming import validate_region
 
 console = plain_console()
@@ -42,6 +41,8 @@ def compile_command(
     project: ProjectOption = None,
 ) -> None:
     """Compile pipelines to KFP IR YAML (one file per pipeline)."""
+    from vertexkit import compiler  # kfp: imported when a verb needs it
+
     stale = []
     names = names or sorted(pipeline_registry.BUILTIN_PIPELINES)
     for name in names:  # every name is a pipeline before the first file is written
@@ -94,6 +95,9 @@ def run_command(
     ] = True,
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
+    from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
+    from vertexkit.pipeline_jobs import PipelineJobFailed
+
     pipeline_yaml, params = runner.prepare(name, param or [], image=image)
     check_display_names(params)
     if vertex:
@@ -174,6 +178,9 @@ def _submit_to_vertex(
 ) -> None:
     if not project or not pipeline_root:
         fail("--vertex needs --project and --pipeline-root gs://BUCKET/PATH")
+    from vertexkit import runner
+    from vertexkit.pipeline_jobs import PipelineJobFailed
+
     staging = staging or f"{pipeline_root.rstrip('/')}/staging"
     _check_staging(name, pipeline_yaml, staging)
     warning = runner.image_warning(image)

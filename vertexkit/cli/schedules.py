@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from google.api_core import exceptions
 from rich.table import Table
 
-from vertexkit import runner, scheduling
 from vertexkit.cli.cloud import cloud_for_command
 from vertexkit.cli.errors import UserError, client_error_message, fail, plain_console
 from vertexkit.cli.options import (
@@ -23,6 +21,9 @@ from vertexkit.cli.options import (
 )
 from vertexkit.context import VERTEX_ENV
 from vertexkit.specs.naming import validate_region
+
+if TYPE_CHECKING:
+    from vertexkit import scheduling
 
 schedule_app = typer.Typer(no_args_is_help=True, help="Recurring pipeline runs.")
 runs_app = typer.Typer(no_args_is_help=True, help="Pipeline runs (pipeline jobs).")
@@ -68,6 +69,8 @@ def create(
     home: HomeOption = None,
 ) -> None:
     """Schedule a pipeline: on the local cloud by default, --vertex, or --kfp-host URL."""
+    from vertexkit import runner, scheduling  # with kfp: imported when a verb needs it
+
     timing = scheduling.Timing(
         cron=cron,
         start_time=start_time,
@@ -103,6 +106,8 @@ def _create_locally(
     caching: bool,
     home: Path | None,
 ) -> None:
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     running = bool(os.environ.get(VERTEX_ENV))
     with cloud_for_command(home=home) as context:
         schedule = scheduling.create_local(
@@ -124,6 +129,8 @@ def _create_on_kfp(
     timing: scheduling.Timing,
     work_dir: Path,
 ) -> None:
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     recurring_run, note = scheduling.create_kfp(host, name, pipeline_yaml, params, timing, work_dir)
     err_console.print(f"note: {note}")
     console.print(f"created recurring run {recurring_run.recurring_run_id} on {host}")
@@ -134,6 +141,8 @@ def list_command(
     project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
 ) -> None:
     """List schedules with their state, next run time and started runs."""
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     with cloud_for_command(project, region, home) as context:
         table = Table("name", "cron", "state", "next run", "runs")
         table.add_column("id", no_wrap=True)  # the id is what pause/resume/delete take
@@ -158,6 +167,10 @@ def _manage(
     home: Path | None,
     **kwargs: Any,
 ) -> None:
+    from google.api_core import exceptions
+
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     with cloud_for_command(project, region, home) as context:
         try:
             getattr(scheduling, action)(context, schedule, **kwargs)
@@ -209,6 +222,8 @@ def runs_list(
     home: HomeOption = None,
 ) -> None:
     """List pipeline runs, newest first."""
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     with cloud_for_command(project, region, home) as context:
         table = Table("state", "created", "ended")
         table.add_column("run", no_wrap=True)
@@ -230,6 +245,10 @@ def runs_show(
     home: HomeOption = None,
 ) -> None:
     """Show one run: state, error and each task's state and timing."""
+    from google.api_core import exceptions
+
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
     with cloud_for_command(project, region, home) as context:
         try:
             job = scheduling.get_run(context, run)

@@ -25,12 +25,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from vertexkit.context import CloudContext
+from vertexkit.local.deferred import Deferred
 from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
 from vertexkit.local.state import disk_full_handler
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
+    from vertexkit.local.console.routes import ConsoleService
     from vertexkit.local.storage.routes import StorageService
     from vertexkit.local.vertex.routes import VertexService
 
@@ -62,12 +64,17 @@ class LocalCloud:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.services: list[object] = []
+        self._warm_up: threading.Thread | None = None
+        self._bigquery: Deferred[BigQueryService] | None = None
         self.storage: StorageService
-        self.bigquery: BigQueryService
         self.vertex: VertexService
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> LocalCloud:
+    def start(self, wait: bool = True) -> LocalCloud:
+        """Serves on the port at once; the services' heavy parts (BigQuery, Vertex's areas and
+        the `aiplatform_v1` types) load in a warm-up thread, and a request waits for the part it
+        needs. `wait=False` returns before they have loaded: `ready()` then raises what the
+        warm-up raised (a refused state file), as `start()` itself does by default."""
         self.home.mkdir(parents=True, exist_ok=True)
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so; without it
         # every keep-alive response waits ~40 ms for a delayed ACK (Nagle).
@@ -92,13 +99,47 @@ class LocalCloud:
             if not self._thread.is_alive():
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
+        self._warm_up = threading.Thread(target=self._start_services, daemon=True,
+                                         name="vertexkit-warm-up")  # fmt: skip
+        self._warm_up.start()
+        if wait:
+            self._ready_or_stopped()
+        return self
+
+    def _start_services(self) -> None:
+        """The warm-up: each service's `start` loads what it deferred (an error is kept by the
+        service and raised again to whoever asks for it: `ready()` or a request)."""
+        for service in reversed(self.services):  # Vertex first: most requests are Vertex's
+            start = getattr(service, "start", None)
+            if start:
+                with contextlib.suppress(Exception):
+                    start()
+
+    def ready(self) -> None:
+        """Waits for the warm-up; raises what a service's start raised (a refused state file)."""
+        if self._warm_up:
+            self._warm_up.join()
         for service in self.services:
             start = getattr(service, "start", None)
             if start:
-                start()
-        return self
+                start()  # idempotent: raises the kept error, or returns at once
+
+    def _ready_or_stopped(self) -> None:
+        try:
+            self.ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def bigquery(self) -> BigQueryService:
+        if self._bigquery is None:
+            raise RuntimeError("the local cloud is not running")
+        return self._bigquery.get()
 
     def stop(self) -> None:
+        if self._warm_up:
+            self._warm_up.join()
         for service in reversed(self.services):
             close = getattr(service, "close", None)
             if close:
@@ -110,7 +151,7 @@ class LocalCloud:
             self._thread.join(timeout=10)
         if self._socket:
             self._socket.close()
-        self._server = self._thread = self._socket = None
+        self._server = self._thread = self._socket = self._warm_up = None
 
     def __enter__(self) -> LocalCloud:
         return self.start()
@@ -149,23 +190,24 @@ class LocalCloud:
 
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
-        from vertexkit.local.bigquery.routes import BigQueryService
-        from vertexkit.local.console.routes import ConsoleService
         from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
         storage = StorageService(self.home / "storage")
-        bigquery = BigQueryService(self.home / "bigquery", storage=storage, cloud=self)
+        # BigQuery (DuckDB, pyarrow, pandas, sqlglot: about a second to import) is built by the
+        # warm-up thread, or by the first request that needs it, whichever comes first.
+        bigquery = Deferred(self._build_bigquery, ("/bigquery/", "/upload/bigquery/"))
         vertex = VertexService(self.home / "vertex", storage=storage, cloud=self)
-        self.storage, self.bigquery, self.vertex = storage, bigquery, vertex
+        self.storage, self._bigquery, self.vertex = storage, bigquery, vertex
         self.services = [storage, bigquery, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
         # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
         routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())
         for service in self.services:
             routes.extend(service.routes())
-        routes.extend(ConsoleService(self).routes())  # reads the services' state
+        console = Deferred(self._build_console, ("/console",))  # imports sqlglot: deferred too
+        routes.extend(console.routes())  # reads the services' state
         routes.append(Route("/{path:path}", _not_served, methods=EVERY_METHOD))
         handlers = {
             ApiError: api_error_handler,
@@ -175,6 +217,16 @@ class LocalCloud:
         app = Starlette(routes=routes, exception_handlers=handlers)
         app.add_middleware(RequestGuard)
         return app
+
+    def _build_console(self) -> ConsoleService:
+        from vertexkit.local.console.routes import ConsoleService
+
+        return ConsoleService(self)
+
+    def _build_bigquery(self) -> BigQueryService:
+        from vertexkit.local.bigquery.routes import BigQueryService
+
+        return BigQueryService(self.home / "bigquery", storage=self.storage, cloud=self)
 
 
 async def _not_served(request: Request) -> JSONResponse:

@@ -9,10 +9,14 @@ Operations are served here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from vertexkit.local.deferred import Once
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import page
@@ -30,12 +34,28 @@ METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
 
 class VertexService:
     def __init__(self, home: Path, storage: StorageService, cloud: LocalCloud) -> None:
-        self.backend = VertexBackend(home, storage, cloud)
+        self.backend = VertexBackend(home, storage, cloud)  # opens (and checks) the state now
         self.router = VertexRouter()
         self._register_operations()
-        self._register_areas()
+        # The areas import every `aiplatform_v1` type they parse with (about 2 s): they load in
+        # the local cloud's warm-up thread, or on the first request, whichever comes first; a
+        # request is dispatched only once they are registered and started.
+        self._areas: Once[list[Any]] = Once(self._load_areas)
+        self._registered: list[Any] = []  # closed even when a later area failed to start
 
-    def _register_areas(self) -> None:
+    @property
+    def areas(self) -> list[Any]:
+        return self._areas.get()
+
+    def _load_areas(self) -> list[Any]:
+        areas = self._registered = self._register_areas()
+        for area in areas:
+            start = getattr(area, "start", None)
+            if start:
+                start()
+        return areas
+
+    def _register_areas(self) -> list[Any]:
         from vertexkit.local.vertex.batch_prediction.routes import (
             register as register_batch_prediction,
         )
@@ -51,7 +71,7 @@ class VertexService:
 
         training = register_training(self.router, self.backend)
         registry = register_registry(self.router, self.backend)
-        self.areas = [
+        return [
             training,
             registry,
             register_pipelines(self.router, self.backend),
@@ -90,18 +110,20 @@ class VertexService:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/v1/{path:path}", self.router.dispatch, methods=METHODS),
-            Route("/ui/{path:path}", self.router.dispatch, methods=METHODS),
+            Route("/v1/{path:path}", self._dispatch, methods=METHODS),
+            Route("/ui/{path:path}", self._dispatch, methods=METHODS),
         ]
 
+    async def _dispatch(self, request: Request) -> Response:
+        await run_in_threadpool(self._areas.get)
+        return await self.router.dispatch(request)
+
     def start(self) -> None:
-        for area in self.areas:
-            start = getattr(area, "start", None)
-            if start:
-                start()
+        self._areas.get()
 
     def close(self) -> None:
-        for area in self.areas:
+        self._areas.built()  # waits for a load in progress
+        for area in self._registered:
             close = getattr(area, "close", None)
             if close:
                 close()

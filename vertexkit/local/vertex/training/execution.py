@@ -30,7 +30,7 @@ class Executor(JobExecutor):
         super().__init__(backend.store)
         self.backend = backend
         self.root = backend.home / "training"
-        self.packages = PackageCache(self.root / "packages", backend)
+        self.packages = PackageCache(backend)  # shared across homes: see packages.py
         self.gpus = gpus.GpuAllocator(gpus.discover())
 
     # -- custom jobs -----------------------------------------------------------------------

@@ -4,12 +4,18 @@ Vertex installs `packageUris` into its prebuilt training container with pip, the
 `python -m MODULE`. Here the prebuilt image's framework is the local Python environment: a
 venv (without its own pip) whose `.pth` file adds the current interpreter's `sys.path`, so the
 trainer sees every installed library and only the package itself (plus anything missing) is
-installed. Environments are keyed by the SHA-256 of the package files and reused across jobs.
+installed. Environments are keyed by the SHA-256 of the package files and of the interpreter
+they overlay, and kept outside any one home (like the staged source distributions), so a fresh
+home, or a second local cloud, reuses an unchanged trainer's environment.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -21,22 +27,46 @@ class PackageError(Exception):
     """A package URI is missing or pip could not install it (the message says which)."""
 
 
+CACHE_ENV = "VERTEXKIT_TRAINER_ENV_CACHE"
+
+
+def default_root() -> Path:
+    """Beside the staged source distributions (vertexkit.runtime.packaging): one per machine."""
+    base = os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "vertexkit" / "trainer-envs"
+
+
 class PackageCache:
-    def __init__(self, root: Path, backend: VertexBackend) -> None:
-        self.root = root
+    def __init__(self, backend: VertexBackend, root: Path | None = None) -> None:
+        self.root = root or default_root()
         self.backend = backend
-        self._lock = threading.Lock()  # two jobs with the same package build it once
+        self._lock = threading.Lock()  # two jobs of this process build one environment once
 
     def python_for(self, package_uris: list[str]) -> Path:
         """The interpreter of an environment with `package_uris` installed (built on first use)."""
         files = [self._local_file(uri) for uri in package_uris]
-        env_dir = self.root / content_hash(files)
+        env_dir = self.root / environment_key(files)
         python = env_dir / "bin" / "python"
         with self._lock:
-            if (env_dir / ".complete").exists():
-                return python
-            self._build(env_dir, files)
+            if not (env_dir / ".complete").exists():
+                self._build_beside(env_dir, files)
         return python
+
+    def _build_beside(self, env_dir: Path, files: list[Path]) -> None:
+        """Builds in a private folder and renames it into place: another process building the
+        same environment at once either wins the rename (ours is dropped) or loses it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        # A folder of this build's own: a rival builder (thread or process) never touches it.
+        scratch = Path(tempfile.mkdtemp(prefix=f".building-{env_dir.name}-", dir=self.root))
+        try:
+            self._build(scratch, files)
+            try:
+                scratch.rename(env_dir)
+            except OSError:
+                if not (env_dir / ".complete").exists():
+                    raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def _local_file(self, uri: str) -> Path:
         if not uri.startswith("gs://"):
@@ -48,7 +78,10 @@ class PackageCache:
 
     def _build(self, env_dir: Path, files: list[Path]) -> None:
         python = create_overlay(env_dir)
-        installed, output = pip_install(python, ["--no-build-isolation", *map(str, files)])
+        # --no-compile: bytecode written here would name the scratch folder in tracebacks; it
+        # is written on first import in the environment's final place instead.
+        arguments = ["--no-build-isolation", "--no-compile", *map(str, files)]
+        installed, output = pip_install(python, arguments)
         if not installed:
             raise PackageError(f"pip could not install the package URIs:\n{output}")
         (env_dir / ".complete").touch()
@@ -59,3 +92,10 @@ def content_hash(files: list[Path]) -> str:
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
+
+
+def environment_key(files: list[Path]) -> str:
+    """The package files' content and the interpreter the environment overlays: another Python
+    (another venv, another version) gets an environment of its own."""
+    interpreter = f"{sys.executable}\0{sys.version}".encode()
+    return hashlib.sha256(content_hash(files).encode() + b"\0" + interpreter).hexdigest()[:24]
