@@ -102,31 +102,28 @@ class JobRunner:
             run.done.wait(wait_s)
 
     def _execute(self, run: RunningJob, kind: str, upload: Path | None) -> None:
-        job = run.job
-        started = time.time()
-        statistics: dict[str, Any] = {}
         try:
-            statistics[kind] = getattr(self, f"_{kind}")(
-                run.project, job["configuration"][kind], run, upload
+            statistics = getattr(self, f"_{kind}")(
+                run.project, run.job["configuration"][kind], run, upload
             )
-            status: dict[str, Any] = {"state": "DONE"}
+            if not run.recorded:
+                _complete(run, {kind: statistics}, {"state": "DONE"})
+                self.warehouse.put_job(run.project, run.job_id, run.job)
         except BaseException as error:  # a bug here must end the job, never leave it half-done
-            status = _failed_status(run.stop_error or error)
+            _complete(run, {}, _failed_status(run.stop_error or error))
+            self.warehouse.put_job(run.project, run.job_id, run.job)
         finally:
             if upload is not None:
                 upload.unlink(missing_ok=True)
-        job["status"] = status
-        job["statistics"] = {
-            "creationTime": str(int(started * 1000)),
-            "startTime": str(int(started * 1000)),
-            "endTime": str(int(time.time() * 1000)),
-            **statistics,
-        }
-        try:
-            self.warehouse.put_job(run.project, run.job_id, job)
-        finally:
             run.finish()
             self.running.remove(run)
+
+    def _record_in(self, cur: duckdb.DuckDBPyConnection, run: RunningJob, stats: dict) -> None:
+        """Stores the DONE job in the job's own transaction: one commit per query instead of
+        two. Should the commit fail, the record goes with it and _execute stores the failure."""
+        _complete(run, {"query": stats}, {"state": "DONE"})
+        self.warehouse.insert_job(cur, run.project, run.job_id, run.job)
+        run.recorded = True
 
     def _column_types(self, name: TableName) -> dict[str, str]:
         """A table's columns' GoogleSQL types ({} for a table that does not exist: the query's
@@ -206,13 +203,19 @@ class JobRunner:
             "cacheHit": False,
         }
         selecting = translation.statement_type == "SELECT"
+        anonymous = selecting and not config.get("destinationTable")
         destination = self._destination(project, config, run.job) if selecting else None
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
-            if destination is not None:
+            if destination is not None and anonymous:
+                rows = self._write_result(cur, destination, translation.sql, params)
+                stats["schema"] = {"fields": self.warehouse.result_schema(cur, destination)}
+                _refuse_null_elements(cur, destination, stats["schema"]["fields"])
+                stats["totalRows"] = str(rows)
+            elif destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
                 _refuse_null_elements(cur, destination, stats["schema"]["fields"])
@@ -229,17 +232,28 @@ class JobRunner:
                 stats["dmlStats"] = {
                     _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
                 }
+            self._record_in(cur, run, stats)
         return stats
 
     def _destination(self, project: str, config: dict, job: dict) -> TableName:
         table = config.get("destinationTable")
         if table:
             return _table_name(table, project)
-        self.warehouse.create_dataset(project, RESULTS_DATASET, {}, exists_ok=True)
+        self.warehouse.ensure_results_dataset(project)
         job_id = job["jobReference"]["jobId"]
         name = TableName(project, RESULTS_DATASET, f"anon_{job_id}")
         config["destinationTable"] = _table_reference(name)
         return name
+
+    def _write_result(
+        self, cur: duckdb.DuckDBPyConnection, destination: TableName, sql: str, params: Any
+    ) -> int:
+        """Writes a query's anonymous result table. It is new (its name holds the job id, which
+        jobs.insert checked is unused) in a dataset known to exist, so none of the catalog
+        checks of a named destination apply; answers the row count CREATE TABLE AS reports."""
+        created = cur.execute(f"CREATE TABLE {destination.sql} AS ({sql})", params).fetchone()
+        self.warehouse.record_new_table(cur, destination)
+        return int(created[0]) if created else 0
 
     def _write_select(
         self,
@@ -493,6 +507,18 @@ def _validate_dispositions(config: dict) -> None:
         value = config.get(key)
         if value and value not in allowed:
             raise QueryError(f"Invalid {key} {value!r}; allowed: {', '.join(allowed)}", "invalid")
+
+
+def _complete(run: RunningJob, statistics: dict, status: dict) -> None:
+    """Ends the job's resource: its status and its statistics (times and the kind's own)."""
+    now_ms = str(int(time.time() * 1000))
+    run.job["status"] = status
+    run.job["statistics"] = {
+        "creationTime": str(int(run.started * 1000)),
+        "startTime": str(int(run.started * 1000)),
+        "endTime": now_ms,
+        **statistics,
+    }
 
 
 def _failed_status(error: BaseException) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,6 +49,8 @@ class RunningJob:
         self.table_locks = table_locks
         # What jobs.get answers until DONE: a copy, since the job thread keeps editing `job`.
         self.snapshot = copy.deepcopy(job)
+        self.started = time.time()
+        self.recorded = False  # the DONE record was written in the job's own transaction
         self.done = threading.Event()
         self.stop_error: QueryError | None = None
         self._finishing = False
