@@ -130,7 +130,7 @@ class JobRunner:
         own check reports that)."""
         cur = self.warehouse.cursor()
         try:
-            fields = self.warehouse.table_schema(cur, name)
+            fields = self.warehouse.bare_schema(cur, name)
         except (QueryError, duckdb.Error):
             return {}
         finally:
@@ -212,7 +212,7 @@ class JobRunner:
                 information_schema.register(self.warehouse, cur, ref)
             if destination is not None and anonymous:
                 rows = self._write_result(cur, destination, translation.sql, params)
-                stats["schema"] = {"fields": self.warehouse.result_schema(cur, destination)}
+                stats["schema"] = {"fields": self.warehouse.bare_schema(cur, destination)}
                 _refuse_null_elements(cur, destination, stats["schema"]["fields"])
                 stats["totalRows"] = str(rows)
             elif destination is not None:

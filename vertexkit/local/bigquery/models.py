@@ -344,9 +344,10 @@ class Warehouse:
         ]
         return _merge_descriptions(fields, self.table_extras(cur, name).get("schema", {}))
 
-    def result_schema(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> list[dict]:
-        """The schema of an anonymous result table: every column NULLABLE and no descriptions
-        (what CREATE TABLE AS makes), so the catalog need not be asked."""
+    def bare_schema(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> list[dict]:
+        """Names, types and modes, every column NULLABLE and without descriptions: the whole
+        schema of an anonymous result table (what CREATE TABLE AS makes), and all a query's
+        translation needs of the tables it reads. One planner call, no catalog queries."""
         relation = cur.sql(f"SELECT * FROM {name.sql} LIMIT 0")
         return [
             duckdb_to_field(column, kind, True)
