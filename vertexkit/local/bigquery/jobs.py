@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery import billing, information_schema
+from vertexkit.local.bigquery import billing, information_schema, script_text, scripting
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -110,13 +110,20 @@ class JobRunner:
                 _complete(run, {kind: statistics}, {"state": "DONE"})
                 self.warehouse.put_job(run.project, run.job_id, run.job)
         except BaseException as error:  # a bug here must end the job, never leave it half-done
-            _complete(run, {}, _failed_status(run.stop_error or error))
-            self.warehouse.put_job(run.project, run.job_id, run.job)
+            self.record_failed(run, error)
         finally:
             if upload is not None:
                 upload.unlink(missing_ok=True)
             run.finish()
             self.running.remove(run)
+
+    def record_failed(self, run: RunningJob, error: BaseException) -> None:
+        _complete(run, {}, _failed_status(run.stop_error or error))
+        self.warehouse.put_job(run.project, run.job_id, run.job)
+
+    def record_done(self, run: RunningJob, stats: dict) -> None:
+        _complete(run, {"query": stats}, {"state": "DONE"})
+        self.warehouse.put_job(run.project, run.job_id, run.job)
 
     def _record_in(self, cur: duckdb.DuckDBPyConnection, run: RunningJob, stats: dict) -> None:
         """Stores the DONE job in the job's own transaction: one commit per query instead of
@@ -190,11 +197,15 @@ class JobRunner:
             )
         if not str(config.get("query") or "").strip():
             raise QueryError("Missing query text (configuration.query.query)", "invalid")
+        if run.scope is None and script_text.is_script(config["query"]):
+            return scripting.Script(self, project, config, run).run(config["query"])
         default = config.get("defaultDataset") or None
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
-        translation = translate(config["query"], project, default_dataset, self._column_types)
+        translation = translate(
+            config["query"], project, default_dataset, self._column_types, run.scope
+        )
         params = query_parameters(config)
         stats: dict[str, Any] = {
             "statementType": translation.statement_type,
@@ -223,11 +234,12 @@ class JobRunner:
             elif translation.statement_type.startswith(("CREATE", "DROP")):
                 stats.update(self._ddl(cur, translation, params))
             else:
-                target = translation.target
-                assert target is not None
-                self.warehouse.require_table(cur, target)
+                target = translation.target  # None: a script's temporary table
+                if target is not None:
+                    self.warehouse.require_table(cur, target)
                 affected = cur.execute(translation.sql, params).fetchone()
-                self.warehouse.touch_table(cur, target)
+                if target is not None:
+                    self.warehouse.touch_table(cur, target)
                 stats["numDmlAffectedRows"] = str(affected[0] if affected else 0)
                 stats["dmlStats"] = {
                     _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
@@ -517,6 +529,7 @@ def _complete(run: RunningJob, statistics: dict, status: dict) -> None:
         "creationTime": str(int(run.started * 1000)),
         "startTime": str(int(run.started * 1000)),
         "endTime": now_ms,
+        **run.extra_statistics,
         **statistics,
     }
 

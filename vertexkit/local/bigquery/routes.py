@@ -458,6 +458,9 @@ class BigQueryService:
         self.warehouse.expire_if_due()
         running = [run.resource() for run in self.jobs.running.of_project(params["project"])]
         jobs = running + self.warehouse.list_jobs(params["project"])
+        # BigQuery lists top-level jobs, or only the children of `parentJobId`
+        parent = query.get("parentJobId")
+        jobs = [job for job in jobs if job["statistics"].get("parentJobId") == parent]
         states = {s.upper() for s in _list_param(query, "stateFilter")}
         if states:
             jobs = [job for job in jobs if job["status"]["state"] in states]
@@ -546,8 +549,8 @@ class BigQueryService:
         }
         if "numDmlAffectedRows" in stats:
             body["numDmlAffectedRows"] = stats["numDmlAffectedRows"]
-        if stats.get("statementType") != "SELECT":
-            body["totalRows"] = "0"
+        if stats.get("statementType") != "SELECT" and "schema" not in stats:
+            body["totalRows"] = "0"  # DML, DDL, a script whose last statement is not a query
             return body
         destination = job["configuration"]["query"]["destinationTable"]
         name = TableName(destination["projectId"], destination["datasetId"], destination["tableId"])

@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 
 from vertexkit.local.bigquery.models import TableLocks
-from vertexkit.local.bigquery.sql import QueryError, TableName
+from vertexkit.local.bigquery.sql import QueryError, ScriptScope, TableName
 
 INTERRUPT_EVERY_S = 0.05  # how often a stopped job's statement is interrupted until it ends
 
@@ -42,8 +42,12 @@ class RunningJob:
         job: dict[str, Any],
         cursor: duckdb.DuckDBPyConnection,
         table_locks: TableLocks,
+        parent: RunningJob | None = None,
     ) -> None:
         self.project = project
+        self.parent = parent  # a script's job, for a child job: stopping it stops the child
+        self.scope: ScriptScope | None = None  # a child's view of its script's objects
+        self.extra_statistics: dict[str, Any] = {}  # parentJobId, numChildJobs
         self.job = job
         self.cursor = cursor
         self.table_locks = table_locks
@@ -91,6 +95,8 @@ class RunningJob:
     def raise_if_stopped(self) -> None:
         if self.stop_error is not None:
             raise self.stop_error
+        if self.parent is not None:
+            self.parent.raise_if_stopped()
 
     def finish(self) -> None:
         if self._timer is not None:
