@@ -99,7 +99,7 @@ class Script:
             names = item.this if isinstance(item.this, list) else [item.this]
             declared = item.args.get("kind")
             default = item.args.get("default")
-            if declared is None and default is None:
+            if declared is None and not isinstance(default, exp.Expression):
                 raise QueryError("Syntax error: DECLARE needs a type or a DEFAULT value")
             if isinstance(default, exp.Expression):
                 expression = default.sql(dialect="bigquery")
