@@ -177,6 +177,46 @@ def test_anonymous_results_expire_after_a_day_and_jobs_after_six_months(tmp_path
             client.get_job(job.job_id)
 
 
+@pytest.mark.parametrize(
+    "sql", ["SELECT 1 AS x", "SELECT 1 AS x LIMIT 0"], ids=["one_row", "no_rows"]
+)
+def test_results_of_an_expired_query_are_not_found(tmp_path: Path, sql: str) -> None:
+    """getQueryResults answers from the job's record of its result table, yet must still
+    notice the table is gone (with and without a page to read)."""
+    offset = [0.0]
+    with LocalCloud(home=tmp_path) as cloud:
+        cloud.bigquery.warehouse.clock = lambda: time.time() + offset[0]
+        client = cloud.context().bigquery_client()
+        job = client.query(sql)
+        job.result()
+        offset[0] = 25 * HOUR
+        list(client.list_jobs())
+        with pytest.raises(exceptions.NotFound, match="query results expired"):
+            client._get_query_results(job.job_id, retry=None, project=job.project)
+
+
+def test_query_results_match_the_result_table(client: bigquery.Client) -> None:
+    """The anonymous result table is written without catalog lookups: its schema, row count
+    and rows read back through tables.get and tabledata.list are those of getQueryResults."""
+    job = client.query("SELECT n, CAST(n AS STRING) AS s FROM UNNEST([3, 1, 2]) AS n ORDER BY n")
+    rows = [tuple(row.values()) for row in job.result()]
+    table = client.get_table(job.destination)
+    assert rows == [(1, "1"), (2, "2"), (3, "3")]
+    assert [(f.name, f.field_type, f.mode) for f in table.schema] == [
+        (f.name, f.field_type, f.mode) for f in job.result().schema
+    ]
+    assert table.num_rows == 3 and table.created is not None
+    assert [tuple(row.values()) for row in client.list_rows(job.destination)] == rows
+
+
+def test_queries_recreate_a_deleted_anonymous_dataset(client: bigquery.Client) -> None:
+    first = client.query("SELECT 1 AS x")
+    first.result()
+    client.delete_dataset(first.destination.dataset_id, delete_contents=True)
+    second = client.query("SELECT 2 AS x")
+    assert [row.x for row in second.result()] == [2]
+
+
 def test_expired_results_are_swept_at_start(tmp_path: Path) -> None:
     with LocalCloud(home=tmp_path) as cloud:
         job = cloud.context().bigquery_client().query("SELECT 1 AS x")

@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery import billing, information_schema
+from vertexkit.local.bigquery import billing, information_schema, script_text, scripting
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -102,38 +102,42 @@ class JobRunner:
             run.done.wait(wait_s)
 
     def _execute(self, run: RunningJob, kind: str, upload: Path | None) -> None:
-        job = run.job
-        started = time.time()
-        statistics: dict[str, Any] = {}
         try:
-            statistics[kind] = getattr(self, f"_{kind}")(
-                run.project, job["configuration"][kind], run, upload
+            statistics = getattr(self, f"_{kind}")(
+                run.project, run.job["configuration"][kind], run, upload
             )
-            status: dict[str, Any] = {"state": "DONE"}
+            if not run.recorded:
+                _complete(run, {kind: statistics}, {"state": "DONE"})
+                self.warehouse.put_job(run.project, run.job_id, run.job)
         except BaseException as error:  # a bug here must end the job, never leave it half-done
-            status = _failed_status(run.stop_error or error)
+            self.record_failed(run, error)
         finally:
             if upload is not None:
                 upload.unlink(missing_ok=True)
-        job["status"] = status
-        job["statistics"] = {
-            "creationTime": str(int(started * 1000)),
-            "startTime": str(int(started * 1000)),
-            "endTime": str(int(time.time() * 1000)),
-            **statistics,
-        }
-        try:
-            self.warehouse.put_job(run.project, run.job_id, job)
-        finally:
             run.finish()
             self.running.remove(run)
+
+    def record_failed(self, run: RunningJob, error: BaseException) -> None:
+        _complete(run, {}, _failed_status(run.stop_error or error))
+        self.warehouse.put_job(run.project, run.job_id, run.job)
+
+    def record_done(self, run: RunningJob, stats: dict) -> None:
+        _complete(run, {"query": stats}, {"state": "DONE"})
+        self.warehouse.put_job(run.project, run.job_id, run.job)
+
+    def _record_in(self, cur: duckdb.DuckDBPyConnection, run: RunningJob, stats: dict) -> None:
+        """Stores the DONE job in the job's own transaction: one commit per query instead of
+        two. Should the commit fail, the record goes with it and _execute stores the failure."""
+        _complete(run, {"query": stats}, {"state": "DONE"})
+        self.warehouse.insert_job(cur, run.project, run.job_id, run.job)
+        run.recorded = True
 
     def _column_types(self, name: TableName) -> dict[str, str]:
         """A table's columns' GoogleSQL types ({} for a table that does not exist: the query's
         own check reports that)."""
         cur = self.warehouse.cursor()
         try:
-            fields = self.warehouse.table_schema(cur, name)
+            fields = self.warehouse.bare_schema(cur, name)
         except (QueryError, duckdb.Error):
             return {}
         finally:
@@ -193,11 +197,15 @@ class JobRunner:
             )
         if not str(config.get("query") or "").strip():
             raise QueryError("Missing query text (configuration.query.query)", "invalid")
+        if run.scope is None and script_text.is_script(config["query"]):
+            return scripting.Script(self, project, config, run).run(config["query"])
         default = config.get("defaultDataset") or None
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
-        translation = translate(config["query"], project, default_dataset, self._column_types)
+        translation = translate(
+            config["query"], project, default_dataset, self._column_types, run.scope
+        )
         params = query_parameters(config)
         stats: dict[str, Any] = {
             "statementType": translation.statement_type,
@@ -206,13 +214,19 @@ class JobRunner:
             "cacheHit": False,
         }
         selecting = translation.statement_type == "SELECT"
+        anonymous = selecting and not config.get("destinationTable")
         destination = self._destination(project, config, run.job) if selecting else None
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
-            if destination is not None:
+            if destination is not None and anonymous:
+                rows = self._write_result(cur, destination, translation.sql, params)
+                stats["schema"] = {"fields": self.warehouse.bare_schema(cur, destination)}
+                _refuse_null_elements(cur, destination, stats["schema"]["fields"])
+                stats["totalRows"] = str(rows)
+            elif destination is not None:
                 self._write_select(cur, destination, translation.sql, params, config)
                 stats["schema"] = {"fields": self.warehouse.table_schema(cur, destination)}
                 _refuse_null_elements(cur, destination, stats["schema"]["fields"])
@@ -220,26 +234,38 @@ class JobRunner:
             elif translation.statement_type.startswith(("CREATE", "DROP")):
                 stats.update(self._ddl(cur, translation, params))
             else:
-                target = translation.target
-                assert target is not None
-                self.warehouse.require_table(cur, target)
+                target = translation.target  # None: a script's temporary table
+                if target is not None:
+                    self.warehouse.require_table(cur, target)
                 affected = cur.execute(translation.sql, params).fetchone()
-                self.warehouse.touch_table(cur, target)
+                if target is not None:
+                    self.warehouse.touch_table(cur, target)
                 stats["numDmlAffectedRows"] = str(affected[0] if affected else 0)
                 stats["dmlStats"] = {
                     _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
                 }
+            self._record_in(cur, run, stats)
         return stats
 
     def _destination(self, project: str, config: dict, job: dict) -> TableName:
         table = config.get("destinationTable")
         if table:
             return _table_name(table, project)
-        self.warehouse.create_dataset(project, RESULTS_DATASET, {}, exists_ok=True)
+        self.warehouse.ensure_results_dataset(project)
         job_id = job["jobReference"]["jobId"]
         name = TableName(project, RESULTS_DATASET, f"anon_{job_id}")
         config["destinationTable"] = _table_reference(name)
         return name
+
+    def _write_result(
+        self, cur: duckdb.DuckDBPyConnection, destination: TableName, sql: str, params: Any
+    ) -> int:
+        """Writes a query's anonymous result table. It is new (its name holds the job id, which
+        jobs.insert checked is unused) in a dataset known to exist, so none of the catalog
+        checks of a named destination apply; answers the row count CREATE TABLE AS reports."""
+        created = cur.execute(f"CREATE TABLE {destination.sql} AS ({sql})", params).fetchone()
+        self.warehouse.record_new_table(cur, destination)
+        return int(created[0]) if created else 0
 
     def _write_select(
         self,
@@ -493,6 +519,19 @@ def _validate_dispositions(config: dict) -> None:
         value = config.get(key)
         if value and value not in allowed:
             raise QueryError(f"Invalid {key} {value!r}; allowed: {', '.join(allowed)}", "invalid")
+
+
+def _complete(run: RunningJob, statistics: dict, status: dict) -> None:
+    """Ends the job's resource: its status and its statistics (times and the kind's own)."""
+    now_ms = str(int(time.time() * 1000))
+    run.job["status"] = status
+    run.job["statistics"] = {
+        "creationTime": str(int(run.started * 1000)),
+        "startTime": str(int(run.started * 1000)),
+        "endTime": now_ms,
+        **run.extra_statistics,
+        **statistics,
+    }
 
 
 def _failed_status(error: BaseException) -> dict[str, Any]:

@@ -463,6 +463,9 @@ class BigQueryService:
         self.warehouse.expire_if_due()
         running = [run.resource() for run in self.jobs.running.of_project(params["project"])]
         jobs = running + self.warehouse.list_jobs(params["project"])
+        # BigQuery lists top-level jobs, or only the children of `parentJobId`
+        parent = query.get("parentJobId")
+        jobs = [job for job in jobs if job["statistics"].get("parentJobId") == parent]
         states = {s.upper() for s in _list_param(query, "stateFilter")}
         if states:
             jobs = [job for job in jobs if job["status"]["state"] in states]
@@ -551,22 +554,33 @@ class BigQueryService:
         }
         if "numDmlAffectedRows" in stats:
             body["numDmlAffectedRows"] = stats["numDmlAffectedRows"]
-        if stats.get("statementType") != "SELECT":
-            body["totalRows"] = "0"
+        if stats.get("statementType") != "SELECT" and "schema" not in stats:
+            body["totalRows"] = "0"  # DML, DDL, a script whose last statement is not a query
             return body
         destination = job["configuration"]["query"]["destinationTable"]
         name = TableName(destination["projectId"], destination["datasetId"], destination["tableId"])
+        recorded = name.dataset == RESULTS_DATASET and "schema" in stats
+        if recorded:  # an anonymous result table never changes: the job recorded its shape
+            fields, total = stats["schema"]["fields"], int(stats["totalRows"])
+        else:
+            fields, total = self._result_table(name)
+        body["schema"] = {"fields": fields}
+        try:
+            body.update(self._rows_page(name, fields, total, query))
+        except duckdb.CatalogException:
+            raise _results_expired(name) from None
+        if recorded and "rows" not in body:  # no page was read to notice an expired table
+            self._result_table(name)
+        return body
+
+    def _result_table(self, name: TableName) -> tuple[list[dict], int]:
         cur = self.warehouse.cursor()
         try:
             if self.warehouse.table_kind(cur, name) is None:
-                raise not_found(f"Not found: Table {name.bigquery_id} (query results expired)")
-            fields = self.warehouse.table_schema(cur, name)
-            total = self.warehouse.count_rows(cur, name)
+                raise _results_expired(name)
+            return self.warehouse.table_schema(cur, name), self.warehouse.count_rows(cur, name)
         finally:
             cur.close()
-        body["schema"] = {"fields": fields}
-        body.update(self._rows_page(name, fields, total, query))
-        return body
 
     # -- uploads (load jobs with data in the request) ----------------------------------------------
     async def upload_start(self, request: Request) -> Response:
@@ -636,6 +650,10 @@ def _convert_rows(
         except RowError as error:
             errors.append(row_error(index, "invalid", error.location, error.message))
     return good, errors
+
+
+def _results_expired(name: TableName) -> ApiError:
+    return not_found(f"Not found: Table {name.bigquery_id} (query results expired)")
 
 
 def _table(params: dict) -> TableName:

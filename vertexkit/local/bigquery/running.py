@@ -8,13 +8,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 
 from vertexkit.local.bigquery.models import TableLocks
-from vertexkit.local.bigquery.sql import QueryError, TableName
+from vertexkit.local.bigquery.sql import QueryError, ScriptScope, TableName
 
 INTERRUPT_EVERY_S = 0.05  # how often a stopped job's statement is interrupted until it ends
 
@@ -41,13 +42,19 @@ class RunningJob:
         job: dict[str, Any],
         cursor: duckdb.DuckDBPyConnection,
         table_locks: TableLocks,
+        parent: RunningJob | None = None,
     ) -> None:
         self.project = project
+        self.parent = parent  # a script's job, for a child job: stopping it stops the child
+        self.scope: ScriptScope | None = None  # a child's view of its script's objects
+        self.extra_statistics: dict[str, Any] = {}  # parentJobId, numChildJobs
         self.job = job
         self.cursor = cursor
         self.table_locks = table_locks
         # What jobs.get answers until DONE: a copy, since the job thread keeps editing `job`.
         self.snapshot = copy.deepcopy(job)
+        self.started = time.time()
+        self.recorded = False  # the DONE record was written in the job's own transaction
         self.done = threading.Event()
         self.stop_error: QueryError | None = None
         self._finishing = False
@@ -88,6 +95,8 @@ class RunningJob:
     def raise_if_stopped(self) -> None:
         if self.stop_error is not None:
             raise self.stop_error
+        if self.parent is not None:
+            self.parent.raise_if_stopped()
 
     def finish(self) -> None:
         if self._timer is not None:

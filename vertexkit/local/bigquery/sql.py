@@ -74,6 +74,17 @@ class Translation:
     information_schema: list[InformationSchemaRef] = field(default_factory=list)
 
 
+@dataclass
+class ScriptScope:
+    """What a script's earlier statements made that its later ones may name: temporary tables
+    (lower-case name -> lower-case column names), temporary SQL functions, and variables
+    (lower-case name -> the GoogleSQL literal of the value)."""
+
+    temp_tables: dict[str, set[str]] = field(default_factory=dict)
+    functions: set[str] = field(default_factory=set)
+    variables: dict[str, str] = field(default_factory=dict)
+
+
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -90,6 +101,7 @@ def translate(
     project: str,
     default_dataset: tuple[str, str] | None = None,
     column_types: ColumnTypes | None = None,
+    scope: ScriptScope | None = None,
 ) -> Translation:
     """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes.
     `column_types` gives a table's {lower-case column name: GoogleSQL type} (the catalog's),
@@ -103,8 +115,9 @@ def translate(
     if len(statements) > 1:
         raise not_supported("multi-statement scripts")
     statement = statements[0]
+    scope = scope or ScriptScope()
     _refuse_unsupported(statement)
-    _refuse_unknown_functions(statement)
+    _refuse_unknown_functions(statement, scope.functions)
     translation = Translation(sql="", statement_type=_statement_type(statement))
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
     cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
@@ -116,6 +129,9 @@ def translate(
         if table.name.upper().startswith("INFORMATION_SCHEMA."):
             translation.information_schema.append(_information_schema(table, project, translation))
             continue
+        if not table.db and table.name.lower() in scope.temp_tables:
+            _to_temp_table(table)  # neither read_tables nor target: no catalog entry
+            continue
         name = _resolve(table, project, default_dataset)
         tables_by_alias[(table.alias or table.name).lower()] = name
         table.set("catalog", None)
@@ -125,6 +141,8 @@ def translate(
             translation.target = name
         elif name not in translation.read_tables:
             translation.read_tables.append(name)
+    if scope.variables:
+        _substitute_variables(statement, scope, translation.read_tables, column_types)
     if translation.information_schema:
         _refuse_star_over_information_schema(statement)
     translation.columns_read = _columns_read(statement)
@@ -146,6 +164,40 @@ def translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _to_temp_table(table: exp.Table) -> None:
+    """A script's temporary table lives in DuckDB's connection-local `temp` catalog."""
+    table.set("catalog", exp.to_identifier("temp"))
+    table.set("db", exp.to_identifier("main"))
+    table.set("this", exp.to_identifier(table.name.lower(), quoted=True))
+
+
+def _substitute_variables(
+    statement: exp.Expression,
+    scope: ScriptScope,
+    read_tables: list[TableName],
+    column_types: ColumnTypes | None,
+) -> None:
+    """An unqualified name that is a script variable becomes the variable's value. Where a
+    table the statement reads has a column of that name, which one BigQuery means is refused
+    rather than guessed."""
+    named = [
+        column
+        for column in statement.find_all(exp.Column)
+        if not column.table and column.name.lower() in scope.variables
+    ]
+    if not named:
+        return
+    columns = set().union(*scope.temp_tables.values()) if scope.temp_tables else set()
+    for name in read_tables:
+        columns |= set((column_types or (lambda _: {}))(name))
+    for column in named:
+        variable = column.name.lower()
+        if variable in columns:
+            raise not_supported(f"a script variable named like a column ({column.name})")
+        literal = sqlglot.parse_one(scope.variables[variable], read="bigquery")
+        column.replace(literal)
 
 
 def _information_schema(
@@ -254,10 +306,13 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         raise not_supported(match.group(0).rstrip("("))
 
 
-def _refuse_unknown_functions(statement: exp.Expression) -> None:
-    """Every call must be a GoogleSQL function (functions.py), judged on the parsed tree: a
-    DuckDB-only name gets BigQuery's answer for a name it does not know."""
+def _refuse_unknown_functions(statement: exp.Expression, own: set[str]) -> None:
+    """Every call must be a GoogleSQL function (functions.py) or one of the script's `own`
+    temporary functions, judged on the parsed tree: a DuckDB-only name gets BigQuery's answer
+    for a name it does not know."""
     for node in statement.find_all(exp.Func):
+        if isinstance(node, exp.Anonymous) and node.name.lower() in own:
+            continue
         name = _function_name(node)
         if name and (name.upper() in NOT_SUPPORTED or name.upper().startswith("ST_")):
             raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
