@@ -27,9 +27,17 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vertexkit.local.console import compare, logs, pages, runs, training_pipelines
+from vertexkit.local.console import (
+    batch_predictions,
+    compare,
+    logs,
+    pages,
+    runs,
+    training_pipelines,
+)
 from vertexkit.local.console.data import bigquery_page, storage_page
 from vertexkit.local.console.decisions import decisions_page
+from vertexkit.local.console.html import fragment
 from vertexkit.local.console.security import (
     ARTIFACT_HEADERS,
     CSRF_FIELD,
@@ -38,6 +46,7 @@ from vertexkit.local.console.security import (
     require_own_origin,
 )
 from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.vertex.batch_prediction.routes import COLLECTION as BATCH_PREDICTION_JOBS
 from vertexkit.local.vertex.jobs import states as job_states
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
@@ -141,8 +150,11 @@ class ConsoleService:
     async def training(self, request: Request) -> Response:
         custom = self.store.list(CUSTOM_JOBS)
         tuning = self.store.list(TUNING_JOBS)
-        pipelines = training_pipelines.pipelines_section(self.store.list(TRAINING_PIPELINES)[::-1])
-        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1], pipelines))
+        more = fragment(
+            training_pipelines.pipelines_section(self.store.list(TRAINING_PIPELINES)[::-1]),
+            batch_predictions.jobs_section(self.store.list(BATCH_PREDICTION_JOBS)[::-1]),
+        )
+        return self.respond(request, pages.jobs_list(custom[::-1], tuning[::-1], more))
 
     async def models(self, request: Request) -> Response:
         registry = self.registry().models
@@ -183,6 +195,7 @@ class ConsoleService:
             TUNING_JOBS: self.tuning_job_page,
             SCHEDULES: self.schedule_page,
             TRAINING_PIPELINES: self.training_pipeline_page,
+            BATCH_PREDICTION_JOBS: self.batch_prediction_page,
         }.get(collection)
         if handler is None:
             return self.respond(
@@ -291,6 +304,10 @@ class ConsoleService:
     async def training_pipeline_page(self, request: Request, name: str) -> Response:
         pipeline = self.store.get(name, "TrainingPipeline")
         return self.respond(request, training_pipelines.training_pipeline_page(pipeline))
+
+    async def batch_prediction_page(self, request: Request, name: str) -> Response:
+        job = self.store.get(name, "BatchPredictionJob")
+        return self.respond(request, batch_predictions.batch_prediction_page(job))
 
     async def schedule_page(self, request: Request, name: str) -> Response:
         schedule = self.store.get(name, "Schedule")
