@@ -115,6 +115,17 @@ def test_task_caching_options_are_honoured_and_no_cache_means_every_task(tmp_pat
     assert notify[0] != notify[1]  # it really ran again
 
 
+def test_tasks_leave_no_temp_files_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kfp writes each task's ephemeral_component.py under `mktemp -d`: it goes with the task."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # the local cloud's processes inherit it
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR in this process too
+    run_pipeline(caching_pipeline, tmp_path / "home", enable_caching=False)
+    assert not list(temp.rglob("ephemeral_component.py"))
+    assert not list(temp.glob("vertexkit-task-*"))
+
+
 def test_integers_inside_list_and_dict_parameters_stay_integers(tmp_path: Path) -> None:
     run = run_pipeline(caching_pipeline, tmp_path)
     assert run.outputs["Output"] == "--learning-rate=0.5 --n-estimators=20"

@@ -29,6 +29,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -220,6 +221,13 @@ class VertexTaskHandler:
         env = {**os.environ, **self.env_vars}
         if _settings.gcs_mount:
             env[GCS_MOUNT_ENV] = _settings.gcs_mount
+        # A task's temp files (kfp's `mktemp -d` holding ephemeral_component.py, and whatever the
+        # component writes there) go with it, as a Vertex task's container does.
+        with tempfile.TemporaryDirectory(prefix="vertexkit-task-") as task_tmp:
+            return self._stream(command, {**env, "TMPDIR": task_tmp})
+
+    def _stream(self, command: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
+        """Runs the task's process, its lines printed under its label; (exit code, last lines)."""
         tail: deque[str] = deque(maxlen=ERROR_TAIL_LINES)
         label = current_task().label
         with subprocess.Popen(
