@@ -18,6 +18,11 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
+from vertexkit.local.vertex.jobs.verbs import (
+    delete_ended,
+    refuse_cancel_when_ended,
+    register_job_collection,
+)
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
@@ -109,24 +114,14 @@ class BatchPredictionArea:
 
     def cancel(self, request: VertexRequest) -> Resource:
         name = request.path.rsplit(":", 1)[0]
-        job = self.store.get(name, kind=KIND)
-        if jobs.is_terminal(job):
-            raise failed_precondition(f"{name} is already in state {job['state']}; cannot cancel.")
-        self.store.mutate(name, lambda j: jobs.set_state(j, jobs.CANCELLING))
+        refuse_cancel_when_ended(name, self.store.get(name, kind=KIND), jobs.is_terminal)
+        self.executor.set_state(name, jobs.CANCELLING)
         if not self.executor.stop(name, "cancel"):
             self.executor.finish(name, Outcome(jobs.CANCELLED, jobs.CODE_CANCELLED, "CANCELED"))
         return {}
 
     def delete(self, request: VertexRequest) -> Resource:
-        name = request.path
-        job = self.store.get(name, kind=KIND)
-        if not jobs.is_terminal(job):
-            raise failed_precondition(
-                f"{name} is in state {job['state']}; cancel it before deleting it."
-            )
-        self.store.delete(name)
-        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
-        return self.backend.operations.finish(operation["name"])
+        return delete_ended(self.backend, request.path, KIND, jobs.is_terminal)
 
 
 def check_servable(version: Resource) -> None:
@@ -149,11 +144,5 @@ def register(
     router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
 ) -> BatchPredictionArea:
     area = BatchPredictionArea(backend, training.executor, registry.models)
-    collection = f"{LOCATION}/{COLLECTION}"
-    job = f"{collection}/{{job}}"
-    router.route("POST", collection)(area.create)
-    router.route("GET", collection)(area.list)
-    router.route("GET", job)(area.get)
-    router.route("DELETE", job)(area.delete)
-    router.route("POST", f"{job}:cancel")(area.cancel)
+    register_job_collection(router, f"{LOCATION}/{COLLECTION}", area.create, area)
     return area

@@ -11,11 +11,16 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import bad_request, failed_precondition
+from vertexkit.local.errors import bad_request
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
+from vertexkit.local.vertex.jobs.verbs import (
+    delete_ended,
+    refuse_cancel_when_ended,
+    register_job_collection,
+)
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
@@ -173,24 +178,18 @@ class TrainingArea:
 
     def cancel(self, request: VertexRequest) -> dict[str, Any]:
         name = request.path.rsplit(":", 1)[0]
-        job = self.store.get(name, kind=self._kind(name))
-        if states.is_terminal(job):
-            raise failed_precondition(f"{name} is already in state {job['state']}; cannot cancel.")
+        refuse_cancel_when_ended(
+            name, self.store.get(name, kind=self._kind(name)), states.is_terminal
+        )
         self.executor.set_state(name, states.CANCELLING)
         if not self.executor.stop(name, "cancel"):
             self.executor.finish(name, Outcome(states.CANCELLED, states.CODE_CANCELLED, "CANCELED"))
         return {}
 
     def delete(self, request: VertexRequest) -> dict[str, Any]:
-        name = request.path
-        job = self.store.get(name, kind=self._kind(name))
-        if not states.is_terminal(job):
-            raise failed_precondition(
-                f"{name} is in state {job['state']}; cancel it before deleting it."
-            )
-        self.store.delete(name)
-        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
-        return self.backend.operations.finish(operation["name"])
+        return delete_ended(
+            self.backend, request.path, self._kind(request.path), states.is_terminal
+        )
 
     @staticmethod
     def _kind(name: str) -> str:
@@ -204,11 +203,5 @@ def register(router: VertexRouter, backend: VertexBackend) -> TrainingArea:
         models.TUNING_JOBS: area.create_tuning_job,
     }
     for collection, create in creators.items():
-        collection_path = f"{LOCATION}/{collection}"
-        job_path = f"{collection_path}/{{job}}"
-        router.route("POST", collection_path)(create)
-        router.route("GET", collection_path)(area.list)
-        router.route("GET", job_path)(area.get)
-        router.route("DELETE", job_path)(area.delete)
-        router.route("POST", f"{job_path}:cancel")(area.cancel)
+        register_job_collection(router, f"{LOCATION}/{collection}", create, area)
     return area

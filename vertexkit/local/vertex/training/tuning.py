@@ -66,8 +66,6 @@ def grid_values(spec: Param, field: str) -> list[Any]:
     return list(spec["categoricalValueSpec"]["values"])
 
 
-
-
 def make_sampler(study: Param, seed: int, max_trials: int) -> optuna.samplers.BaseSampler:
     algorithm = study.get("algorithm", "ALGORITHM_UNSPECIFIED")
     if algorithm == "RANDOM_SEARCH":

@@ -12,13 +12,18 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vertexkit.local.errors import ApiError, failed_precondition, not_found
+from vertexkit.local.errors import ApiError, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.datasets.routes import find_dataset
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
+from vertexkit.local.vertex.jobs.verbs import (
+    delete_ended,
+    refuse_cancel_when_ended,
+    register_job_collection,
+)
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
 from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
@@ -149,10 +154,7 @@ class TrainingPipelinesArea:
     def cancel(self, request: VertexRequest) -> dict[str, Any]:
         name = request.path.rsplit(":", 1)[0]
         pipeline = self.store.get(name, kind="TrainingPipeline")
-        if models.is_terminal(pipeline):
-            raise failed_precondition(
-                f"{name} is already in state {pipeline['state']}; cannot cancel."
-            )
+        refuse_cancel_when_ended(name, pipeline, models.is_terminal)
         self.store.mutate(name, lambda p: models.set_state(p, models.CANCELLING))
         if not self.executor.stop(name, "cancel"):
             finish_pipeline(
@@ -161,26 +163,12 @@ class TrainingPipelinesArea:
         return {}
 
     def delete(self, request: VertexRequest) -> dict[str, Any]:
-        name = request.path
-        pipeline = self.store.get(name, kind="TrainingPipeline")
-        if not models.is_terminal(pipeline):
-            raise failed_precondition(
-                f"{name} is in state {pipeline['state']}; cancel it before deleting it."
-            )
-        self.store.delete(name)
-        operation = self.backend.operations.start(name, "DeleteOperationMetadata")
-        return self.backend.operations.finish(operation["name"])
+        return delete_ended(self.backend, request.path, "TrainingPipeline", models.is_terminal)
 
 
 def register(
     router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
 ) -> TrainingPipelinesArea:
     area = TrainingPipelinesArea(backend, training.executor, registry.models)
-    collection = f"{LOCATION}/{models.COLLECTION}"
-    pipeline = f"{collection}/{{pipeline}}"
-    router.route("POST", collection)(area.create)
-    router.route("GET", collection)(area.list)
-    router.route("GET", pipeline)(area.get)
-    router.route("DELETE", pipeline)(area.delete)
-    router.route("POST", f"{pipeline}:cancel")(area.cancel)
+    register_job_collection(router, f"{LOCATION}/{models.COLLECTION}", area.create, area)
     return area
