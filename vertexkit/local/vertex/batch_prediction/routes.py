@@ -20,6 +20,7 @@ from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
     delete_ended,
+    fail_left_running,
     refuse_cancel_when_ended,
     register_job_collection,
 )
@@ -54,11 +55,9 @@ class BatchPredictionArea:
         self.registry = registry
 
     def start(self) -> None:
-        """Jobs a previous process left active can never finish: fail them."""
-        stopped = Outcome(jobs.FAILED, jobs.CODE_INTERNAL, jobs.STOPPED_WITH_CLOUD)
-        for job in self.store.list(COLLECTION):
-            if job.get("state") in jobs.ACTIVE_STATES:
-                self.executor.finish(job["name"], stopped)
+        fail_left_running(
+            self.backend, COLLECTION, jobs.ACTIVE_STATES, self.executor.finish, jobs.FAILED
+        )
 
     # -- create --------------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> Resource:

@@ -8,6 +8,8 @@ from typing import Any, Protocol
 
 from vertexkit.local.errors import failed_precondition
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.jobs import states
+from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.router import Handler, VertexRouter
 
 Resource = dict[str, Any]
@@ -49,3 +51,18 @@ def delete_ended(
     backend.store.delete(name)
     operation = backend.operations.start(name, "DeleteOperationMetadata")
     return backend.operations.finish(operation["name"])
+
+
+def fail_left_running(
+    backend: VertexBackend,
+    collection: str,
+    active: frozenset[str],
+    finish: Callable[[str, Outcome], None],
+    failed_state: str,
+) -> None:
+    """At start: jobs a previous process left active can never finish; end them FAILED, saying
+    why (a restart never finds a job stuck RUNNING)."""
+    stopped = Outcome(failed_state, states.CODE_INTERNAL, states.STOPPED_WITH_CLOUD)
+    for job in backend.store.list(collection):
+        if job.get("state") in active:
+            finish(job["name"], stopped)

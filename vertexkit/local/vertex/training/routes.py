@@ -18,6 +18,7 @@ from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
     delete_ended,
+    fail_left_running,
     refuse_cancel_when_ended,
     register_job_collection,
 )
@@ -118,12 +119,10 @@ class TrainingArea:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
-        """Jobs a previous process left active can never finish: fail them with the reason."""
-        stopped = Outcome(states.FAILED, states.CODE_INTERNAL, states.STOPPED_WITH_CLOUD)
         for collection in (models.CUSTOM_JOBS, models.TUNING_JOBS):
-            for job in self.store.list(collection):
-                if job.get("state") in states.ACTIVE_STATES:
-                    self.executor.finish(job["name"], stopped)
+            fail_left_running(
+                self.backend, collection, states.ACTIVE_STATES, self.executor.finish, states.FAILED
+            )
 
     def close(self) -> None:
         self.executor.close()

@@ -21,6 +21,7 @@ from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
     delete_ended,
+    fail_left_running,
     refuse_cancel_when_ended,
     register_job_collection,
 )
@@ -84,11 +85,12 @@ class TrainingPipelinesArea:
         self.registry = registry
 
     def start(self) -> None:
-        """Pipelines a previous process left active can never finish: fail them."""
-        stopped = Outcome(models.FAILED, jobs.CODE_INTERNAL, jobs.STOPPED_WITH_CLOUD)
-        for pipeline in self.store.list(models.COLLECTION):
-            if pipeline.get("state") in models.ACTIVE_STATES:
-                finish_pipeline(self.executor, pipeline["name"], stopped)
+        def finish(name: str, outcome: Outcome) -> None:
+            finish_pipeline(self.executor, name, outcome)
+
+        fail_left_running(
+            self.backend, models.COLLECTION, models.ACTIVE_STATES, finish, models.FAILED
+        )
 
     # -- create --------------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> dict[str, Any]:
