@@ -43,6 +43,8 @@ from typing import Any
 
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
+from vertexkit.local.vertex.pipelines.task_main import GCS_MOUNT_ENV
+from vertexkit.local.vertex.pipelines.warm_tasks import TaskWorker, fork_available
 
 RUN_FILE = "run.json"
 EVENTS_FILE = "events.jsonl"
@@ -278,32 +280,55 @@ def storage_root(settings: dict[str, Any]) -> str | None:
     return path[: -len(inside) - 1]
 
 
-def _install_task_handler(settings: dict[str, Any]) -> int:
+def _install_task_handler(settings: dict[str, Any], worker: TaskWorker | None) -> None:
     max_parallel = int(settings.get("maxParallel") or os.cpu_count() or 1)
     env_root = Path(settings.get("taskEnvRoot") or Path(settings["cacheRoot"]).parent / "task-envs")
-    task_handler.install(
-        task_handler.HandlerSettings(
-            environments=TaskEnvironments(env_root),
-            gcs_mount=storage_root(settings),
-            max_parallel=max_parallel,
-        )
+    handler_settings = task_handler.HandlerSettings(
+        environments=TaskEnvironments(env_root),
+        gcs_mount=storage_root(settings),
+        max_parallel=max_parallel,
+        worker=worker,
     )
+    task_handler.install(handler_settings)
     dag_runner.install(max_parallel)
     # kfp.local warns that a display name has no effect; here it names the task's details.
     warnings.filterwarnings("ignore", message=r".*settings \['display_name'\] have no effect")
-    return max_parallel
+
+
+def _start_task_worker(settings: dict[str, Any]) -> TaskWorker | None:
+    """The run's warm task worker (`warm_tasks`), or None: every task in a plain process.
+    Started first, so it imports its modules while the driver imports kfp.local."""
+    if not settings.get("warmTasks", True):
+        return None
+    if not fork_available():
+        print(f"tasks run in plain processes: fork is not available on {sys.platform}")
+        return None
+    env = dict(os.environ)
+    gcs_mount = storage_root(settings)
+    if gcs_mount:
+        env[GCS_MOUNT_ENV] = gcs_mount
+    return TaskWorker(env)
 
 
 def run(job_dir: Path) -> int:
+    settings = json.loads((job_dir / RUN_FILE).read_text())
+    worker = _start_task_worker(settings)
+    try:
+        events = EventLog(job_dir / EVENTS_FILE)
+        recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
+        _hook_task_events(events, recorder)
+        _hook_executor_input(recorder)
+        _hook_vertex_placeholders(settings)
+        _install_task_handler(settings, worker)
+        return _run_pipeline(settings, events)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
     from kfp import components, local
 
-    settings = json.loads((job_dir / RUN_FILE).read_text())
-    events = EventLog(job_dir / EVENTS_FILE)
-    recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
-    _hook_task_events(events, recorder)
-    _hook_executor_input(recorder)
-    _hook_vertex_placeholders(settings)
-    _install_task_handler(settings)
     local.init(
         runner=local.SubprocessRunner(use_venv=False),
         pipeline_root=settings["pipelineRoot"],
@@ -324,5 +349,14 @@ def run(job_dir: Path) -> int:
     return 0
 
 
+def main(job_dir: Path) -> None:
+    """Runs the job, then leaves without tearing the interpreter down: every event is flushed
+    (EventLog writes through), and the local cloud marks the job ended when this process ends."""
+    code = run(job_dir)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(run(Path(sys.argv[1])))
+    main(Path(sys.argv[1]))

@@ -14,6 +14,9 @@ full command. This handler takes its place (`install`) and runs the command as V
   through `gcpc_main`: the local cloud's client hook (process_env) points its hard-coded
   `<location>-aiplatform.googleapis.com` and default credentials at the local cloud. Any other
   container component is refused, naming its image.
+- Where it can (`warm_tasks`), the task's process is a child forked from the run's warm task
+  worker, which has imported kfp's executor and the Google clients once; a task that needs its
+  own interpreter, or a run where fork is not available, gets a plain process.
 - At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the driver
   holds a `task_slot()` from a task's start event to its end event, so the recorded times are
   the task's real run.
@@ -42,6 +45,13 @@ from vertexkit.local.vertex.pipelines.task_main import (
     GCS_MOUNT_ENV,
     executor_output_dir,
 )
+from vertexkit.local.vertex.pipelines.warm_tasks import (
+    TaskWorker,
+    WarmCall,
+    WorkerGone,
+    gcpc_call,
+    kfp_call,
+)
 
 KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
 TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
@@ -67,6 +77,7 @@ class HandlerSettings:
     environments: TaskEnvironments
     gcs_mount: str | None
     max_parallel: int
+    worker: TaskWorker | None = None  # None: every task in a plain process
     slots: threading.BoundedSemaphore = field(init=False)
     output_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -195,28 +206,32 @@ class VertexTaskHandler:
         assert _settings is not None, "task_handler.install() was not called"
         if gcpc_launcher(self.image, self.full_command):
             command = through_gcpc_main(self.full_command, sys.executable)
-            return self._finish(command, executor_output_dir(command))
+            warm: WarmCall | None = gcpc_call(self.full_command)
+            return self._finish(command, executor_output_dir(command), warm)
         command, packages, pip_options = split_install_prelude(self.full_command)
         python = sys.executable
-        if packages:
+        warm = kfp_call(command)
+        if packages:  # its own interpreter: not the worker's
             python = str(_settings.environments.python_for(packages, pip_options))
+            warm = None
         command = through_task_main(command, python)
-        return self._finish(command, executor_output_dir(command))
+        return self._finish(command, executor_output_dir(command), warm)
 
-    def _finish(self, command: list[str], output_dir: str | None) -> Any:
+    def _finish(self, command: list[str], output_dir: str | None, warm: WarmCall | None) -> Any:
         """Runs the task's process; its status, and its error for the driver when it fails."""
         from kfp.local import status
 
         error_dir = Path(output_dir) if output_dir else None
         if error_dir is not None:
             (error_dir / EXECUTOR_ERROR_FILE).unlink(missing_ok=True)  # a retry starts clean
-        returncode, tail = self._run_process(command)
+        output = TaskOutput(current_task().label)
+        returncode = self._run_process(command, warm, output)
         if returncode == 0:
             return status.Status.SUCCESS
-        current_task().error = _failure_message(error_dir, tail, returncode)
+        current_task().error = _failure_message(error_dir, list(output.tail), returncode)
         return status.Status.FAILURE
 
-    def _run_process(self, command: list[str]) -> tuple[int, list[str]]:
+    def _run_process(self, command: list[str], warm: WarmCall | None, output: TaskOutput) -> int:
         assert _settings is not None
         env = {**os.environ, **self.env_vars}
         if _settings.gcs_mount:
@@ -224,27 +239,43 @@ class VertexTaskHandler:
         # A task's temp files (kfp's `mktemp -d` holding ephemeral_component.py, and whatever the
         # component writes there) go with it, as a Vertex task's container does.
         with tempfile.TemporaryDirectory(prefix="vertexkit-task-") as task_tmp:
-            return self._stream(command, {**env, "TMPDIR": task_tmp})
+            env["TMPDIR"] = task_tmp
+            if warm is not None and _settings.worker is not None:
+                try:
+                    return _settings.worker.run(warm, env, Path(task_tmp), output.line)
+                except WorkerGone:
+                    pass  # not started: it runs in a plain process below
+            return _stream(command, env, output)
 
-    def _stream(self, command: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
-        """Runs the task's process, its lines printed under its label; (exit code, last lines)."""
-        tail: deque[str] = deque(maxlen=ERROR_TAIL_LINES)
-        label = current_task().label
-        with subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-            env=env,
-        ) as process:
-            assert process.stdout is not None
-            for line in process.stdout:
-                _print_task_line(label, line)
-                if line.strip():
-                    tail.append(line.rstrip())
-            return process.wait(), list(tail)
+
+class TaskOutput:
+    """A task's output lines: printed under its label, the last ones kept for its error."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tail: deque[str] = deque(maxlen=ERROR_TAIL_LINES)
+
+    def line(self, line: str) -> None:
+        _print_task_line(self.label, line)
+        if line.strip():
+            self.tail.append(line.rstrip())
+
+
+def _stream(command: list[str], env: dict[str, str], output: TaskOutput) -> int:
+    """Runs the task in a plain process, its lines to `output`; its exit code."""
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+        env=env,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.line(line)
+        return process.wait()
 
 
 def _print_task_line(label: str, line: str) -> None:

@@ -1,0 +1,243 @@
+"""The warm task worker: imports what pipeline tasks use once, then forks a child per task.
+
+    python -m vertexkit.local.vertex.pipelines.task_worker FD
+
+A task process started from nothing spends most of its life importing: kfp's executor, the
+Google clients, vertexkit.runtime, pandas and sklearn cost 1-4 s a task, and a no-op component
+forked from a process that already holds them starts in about 20 ms. The driver starts this
+worker once per pipeline run (its side is `warm_tasks`); the worker imports `PRELOAD` one module
+at a time and, between two imports and after the last, takes the driver's requests, so the first
+tasks do not wait for the whole list.
+
+Each request comes over the socket FD (a SOCK_SEQPACKET pair: one JSON message a request) with
+two file descriptors: the task's output pipe and its status pipe. The forked child is the task
+process: it takes the task's environment, folder, arguments and stdin/stdout/stderr, runs the
+same entry point the task's command names (`task_main` for a lightweight component, `gcpc_main`
+for a GCPC launcher), writes its exit code to the status pipe once its output is flushed, and
+leaves with `os._exit` (no interpreter teardown: the OS frees what it held). The worker reaps
+its children and reports each exit status too, so a child that dies without writing one (a
+signal, a hard crash) still ends its task with its real status.
+
+What a child shares with its siblings, and what differs from a fresh process:
+- modules imported here read the run's environment at import time, not a task's own additions
+  (`set_env_variable` values are in `os.environ`, as Python code reads them at call time);
+- the random generators are reseeded in every child (Python's `random` does so itself on fork;
+  NumPy's global generator does not, so it is reseeded here);
+- matplotlib is preloaded with its Agg backend: a task runs headless, as on Vertex.
+The child stays in the driver's process group: cancelling the run ends it with the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+MESSAGE_BYTES = 65536
+# In the order the built-in pipelines first need them; a module that is not installed is skipped.
+PRELOAD = (
+    "kfp.dsl.executor_main",
+    "vertexkit.local.vertex.pipelines.task_main",
+    "google_cloud_pipeline_components.types.artifact_types",
+    "vertexkit.context",
+    "vertexkit.runtime.gcp_resources",
+    "vertexkit.runtime.kfp_outputs",
+    "google.cloud.bigquery",
+    "google.cloud.storage",
+    "vertexkit.runtime.bigquery",
+    "google.cloud.aiplatform_v1",
+    "vertexkit.runtime.training",
+    "vertexkit.runtime.models",
+    "vertexkit.runtime.deployment",
+    "pandas",
+    "pyarrow.parquet",
+    "vertexkit.runtime.evaluation",
+    "sklearn.metrics",
+    "matplotlib.pyplot",
+    "vertexkit.local.vertex.pipelines.gcpc_main",
+    "google.cloud.aiplatform",
+    "google_cloud_pipeline_components.container.v1.gcp_launcher.job_remote_runner",
+    "google_cloud_pipeline_components.container.v1.gcp_launcher.lro_remote_runner",
+)
+KFP_TASK = "kfp"
+GCPC_TASK = "gcpc"
+
+
+def _run_kfp_task() -> None:
+    from vertexkit.local.vertex.pipelines import task_main
+
+    task_main.main()
+
+
+def _run_gcpc_task() -> None:
+    from vertexkit.local.vertex.pipelines import gcpc_main
+
+    gcpc_main.main()
+
+
+ENTRY_POINTS: dict[str, Callable[[], None]] = {KFP_TASK: _run_kfp_task, GCPC_TASK: _run_gcpc_task}
+
+
+def preload(module: str) -> None:
+    if module == "matplotlib.pyplot":
+        os.environ.setdefault("MPLBACKEND", "Agg")  # headless, as every task runs
+    with contextlib.suppress(Exception):  # a module that cannot load here fails in its task
+        importlib.import_module(module)
+
+
+class Worker:
+    """Serves the driver's requests: one forked child per task, its exit reported back."""
+
+    def __init__(self, channel: socket.socket) -> None:
+        self.channel = channel
+        self.children: dict[int, int] = {}  # pid -> request id
+        self._wakeup_read, self._wakeup_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(self._wakeup_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(channel, selectors.EVENT_READ)
+        self.selector.register(self._wakeup_read, selectors.EVENT_READ)
+
+    def serve(self, timeout: float | None) -> bool:
+        """Handles what is ready within `timeout`; False once the driver has gone."""
+        for key, _ in self.selector.select(timeout):
+            if key.fileobj is self.channel and not self._take_request():
+                return False
+            if key.fileobj == self._wakeup_read:
+                self._reap()
+        return True
+
+    def _take_request(self) -> bool:
+        data, fds, _, _ = socket.recv_fds(self.channel, MESSAGE_BYTES, 2)
+        if not data:
+            return False
+        request = json.loads(data)
+        try:
+            pid = self._fork(request["request"], *fds)
+        except OSError as exc:
+            self._send({"id": request["id"], "error": f"could not fork the task: {exc}"})
+        else:
+            self.children[pid] = request["id"]
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return True
+
+    def _fork(self, request_path: str, output_fd: int, status_fd: int) -> int:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            inherited = [self.channel.fileno(), self._wakeup_read, self._wakeup_write]
+            run_child(Path(request_path), output_fd, status_fd, inherited)
+        return pid
+
+    def _reap(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._wakeup_read, 512):
+                pass  # drained: one wakeup may stand for several children
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            request_id = self.children.pop(pid, None)
+            if request_id is not None:
+                self._send({"id": request_id, "reaped": os.waitstatus_to_exitcode(status)})
+
+    def _send(self, message: dict) -> None:
+        with contextlib.suppress(OSError):  # the driver has gone: nobody is waiting
+            self.channel.send(json.dumps(message).encode())
+
+
+def run_child(request_path: Path, output_fd: int, status_fd: int, inherited: list[int]) -> NoReturn:
+    """The task process: never returns into the worker's loop."""
+    code = 70  # EX_SOFTWARE: the child failed before its task started
+    try:
+        for fd in inherited:
+            os.close(fd)
+        _default_signals()
+        _take_stdio(output_fd)
+        request = json.loads(request_path.read_text())
+        _take_task_settings(request)
+        code = _exit_code(ENTRY_POINTS[request["kind"]])
+    except BaseException:  # the child must reach os._exit, whatever happened
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.write(status_fd, f"{code}\n".encode())
+        os._exit(code)
+
+
+def _default_signals() -> None:
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _take_stdio(output_fd: int) -> None:
+    """stdout and stderr to the task's output pipe, stdin from /dev/null, as Popen gave them."""
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+
+def _take_task_settings(request: dict) -> None:
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    tempfile.tempdir = None  # tempfile caches its folder: the task's TMPDIR is its own
+    sys.argv = [request["program"], *request["argv"]]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()  # fresh entropy: forked siblings must not draw the same numbers
+
+
+def _exit_code(entry: Callable[[], None]) -> int:
+    """What the interpreter would exit with after running `entry` as a program."""
+    try:
+        entry()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException:  # printed as the interpreter prints an uncaught error
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def main(fd: int) -> NoReturn:
+    worker = Worker(socket.socket(fileno=fd))
+    for module in PRELOAD:
+        if not worker.serve(timeout=0):
+            break
+        preload(module)
+    else:
+        while worker.serve(timeout=None):
+            pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the driver has gone; tearing down every preloaded module would only cost time
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

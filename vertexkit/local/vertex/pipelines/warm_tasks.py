@@ -1,0 +1,216 @@
+"""The driver's side of the warm task worker (`task_worker`): which tasks it runs, and how.
+
+A task runs in a child forked from the worker when it would otherwise be a plain process of
+this same interpreter running one of two entry points:
+- a lightweight component (`@dsl.component`) with nothing to pip-install: kfp's command is a
+  `sh -ec` script that writes the component's source to `$(mktemp -d)/ephemeral_component.py`
+  and runs `python3 -m kfp.dsl.executor_main --component_module_path THAT_FILE "$@"`. Here the
+  source is written to the task's own temp folder and the child runs `task_main` with the same
+  arguments and environment. A script of any other shape runs as it is, in a plain process;
+- a GCPC operator's launcher (`gcpc_main`).
+Everything else (a component with packages_to_install, which needs its own interpreter) runs in
+a plain process, as does every task where fork is not available (`fork_available`).
+
+`TaskWorker.run` returns the task's exit code and streams its output lines, as the plain process
+path does; a worker that has stopped makes `WorkerGone`, and the caller runs the task plainly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vertexkit.local.vertex.pipelines.task_worker import GCPC_TASK, KFP_TASK, MESSAGE_BYTES
+
+WORKER_MODULE = "vertexkit.local.vertex.pipelines.task_worker"
+TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
+GCPC_MAIN = "vertexkit.local.vertex.pipelines.gcpc_main"
+# kfp's lightweight-component script (kfp.dsl.component_factory), any whitespace; `_KFP_RUNTIME`
+# is set by kfp 2.x releases that have it.
+_KFP_SCRIPT = re.compile(
+    r"\s*program_path=\$\(mktemp -d\)\s+"
+    r'printf "%s" "\$0" > "\$program_path/ephemeral_component\.py"'
+    r"\s+(?P<runtime>_KFP_RUNTIME=true\s+)?python3 -m kfp\.dsl\.executor_main\s+"
+    r'--component_module_path\s+"\$program_path/ephemeral_component\.py"\s+"\$@"\s*'
+)
+WORKER_GONE_EXIT = -1
+
+
+class WorkerGone(RuntimeError):
+    """The worker has stopped: the task was not started, run it in a plain process."""
+
+
+def fork_available() -> bool:
+    """Forking a warm process is safe on Linux; macOS forbids fork after some system
+    frameworks load (Python itself defaults to spawn there), and Windows has no fork."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+@dataclass(frozen=True)
+class WarmCall:
+    """What a forked child runs: the entry point, its argv and what the task's folder needs."""
+
+    kind: str
+    program: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    source: str | None = None  # a lightweight component's source, written before it starts
+
+
+def kfp_call(command: list[str]) -> WarmCall | None:
+    """The warm call for kfp's lightweight-component command (without a pip prelude)."""
+    if len(command) < 4 or command[:2] != ["sh", "-ec"]:
+        return None
+    script = _KFP_SCRIPT.fullmatch(command[2])
+    if script is None:
+        return None
+    env = {"_KFP_RUNTIME": "true"} if script.group("runtime") else {}
+    argv = ["--component_module_path", "", *command[4:]]  # the path is filled per task
+    return WarmCall(KFP_TASK, TASK_MAIN, argv, env, source=command[3])
+
+
+def gcpc_call(launcher_command: list[str]) -> WarmCall:
+    """`python3 -u -m LAUNCHER ARGS` run as `gcpc_main LAUNCHER ARGS`."""
+    module_at = launcher_command.index("-m") + 1
+    return WarmCall(GCPC_TASK, GCPC_MAIN, launcher_command[module_at:])
+
+
+@dataclass
+class _Pending:
+    """One task sent to the worker; `exit_code` is set when the worker reaps its child."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    exit_code: int | None = None
+    error: str | None = None
+
+    def finish(self, exit_code: int | None, error: str | None = None) -> None:
+        self.exit_code, self.error = exit_code, error
+        self.done.set()
+
+
+class TaskWorker:
+    """Starts the worker process and runs tasks in its children (see the module doc)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", WORKER_MODULE, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        self._channel = ours
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._lock = threading.Lock()
+        self._gone = False
+        threading.Thread(target=self._follow, daemon=True, name="task-worker").start()
+
+    def run(
+        self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
+    ) -> int:
+        """Runs the task in a forked child; its output lines go to `on_line`; its exit code."""
+        request_path = _write_request(call, env, task_tmp)
+        output_read, output_write = os.pipe2(os.O_CLOEXEC)
+        status_read, status_write = os.pipe2(os.O_CLOEXEC)
+        try:
+            request_id, pending = self._send(request_path, output_write, status_write)
+        except WorkerGone:
+            os.close(output_read)
+            os.close(status_read)
+            raise
+        finally:
+            os.close(output_write)
+            os.close(status_write)
+        with open(output_read, encoding="utf-8", errors="replace") as output:
+            for line in output:  # ends when the child, and whatever it started, closes it
+                on_line(line)
+        with open(status_read, "rb") as status:
+            written = status.read().strip()
+        code = self._exit_code(request_id, pending, written)
+        if pending.error:  # the task never started (fork failed) or its worker stopped
+            on_line(f"[task worker] {pending.error}\n")
+        return code
+
+    def close(self) -> None:
+        """Ends the worker (its children are tasks that have already ended)."""
+        self._channel.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+    def _send(self, request_path: Path, *fds: int) -> tuple[int, _Pending]:
+        with self._lock:
+            if self._gone:
+                raise WorkerGone("the task worker has stopped")
+            request_id, pending = next(self._ids), _Pending()
+            self._pending[request_id] = pending
+            message = json.dumps({"id": request_id, "request": str(request_path)}).encode()
+            try:
+                socket.send_fds(self._channel, [message], list(fds))
+            except OSError as exc:
+                self._pending.pop(request_id)
+                raise WorkerGone(f"the task worker has stopped: {exc}") from exc
+        return request_id, pending
+
+    def _exit_code(self, request_id: int, pending: _Pending, written: bytes) -> int:
+        """The code the child wrote once its output was flushed; else the status the worker
+        reaped (a child killed by a signal writes nothing)."""
+        if written.lstrip(b"-").isdigit():
+            with self._lock:
+                self._pending.pop(request_id, None)
+            return int(written)
+        pending.done.wait()
+        return pending.exit_code if pending.exit_code is not None else WORKER_GONE_EXIT
+
+    def _follow(self) -> None:
+        """Reads the worker's messages until it stops; then no task waits on it forever."""
+        while True:
+            try:
+                data = self._channel.recv(MESSAGE_BYTES)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data)
+            with self._lock:
+                pending = self._pending.pop(message["id"], None)
+            if pending is not None:
+                pending.finish(message.get("reaped"), message.get("error"))
+        with self._lock:
+            self._gone = True
+            stranded, self._pending = list(self._pending.values()), {}
+        for pending in stranded:
+            pending.finish(None, "the task worker stopped before the task ended")
+
+
+def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
+    """The request file the child reads (in the task's own temp folder, removed with it)."""
+    argv = list(call.argv)
+    if call.source is not None:
+        program_path = Path(tempfile.mkdtemp(dir=task_tmp))  # what kfp's `mktemp -d` makes
+        module = program_path / "ephemeral_component.py"
+        module.write_text(call.source, encoding="utf-8")
+        argv[argv.index("--component_module_path") + 1] = str(module)
+    request = {
+        "kind": call.kind,
+        "program": call.program,
+        "argv": argv,
+        "env": {**env, **call.env},
+        "cwd": os.getcwd(),
+    }
+    path = task_tmp / "vertexkit-task-request.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    return path

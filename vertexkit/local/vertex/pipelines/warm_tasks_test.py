@@ -1,0 +1,168 @@
+"""The warm task worker, driven the way the task handler drives it: real kfp component commands,
+a real worker process, real forked children (Linux only: elsewhere tasks run plainly)."""
+
+# No `from __future__ import annotations`: KFP reads the components' real type annotations.
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from kfp import dsl
+
+from vertexkit.local.vertex.pipelines.warm_tasks import (
+    TaskWorker,
+    WorkerGone,
+    fork_available,
+    kfp_call,
+)
+
+needs_fork = pytest.mark.skipif(not fork_available(), reason="no safe fork on this platform")
+
+
+@dsl.component(base_image="python:3.11")
+def probe() -> str:
+    import json
+    import os
+    import sys
+    import tempfile
+
+    import numpy
+
+    return json.dumps(
+        {
+            "parent": os.getppid(),
+            "tmp": tempfile.gettempdir(),
+            "flavour": os.environ.get("FLAVOUR"),
+            "draw": float(numpy.random.random()),
+            "argv0": sys.argv[0],
+        }
+    )
+
+
+@dsl.component(base_image="python:3.11")
+def fails(reason: str) -> str:
+    raise ValueError(reason)
+
+
+@dsl.component(base_image="python:3.11")
+def killed() -> str:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "unreachable"
+
+
+@dsl.component(base_image="python:3.11", install_kfp_package=False)
+def no_prelude() -> str:
+    return "ok"
+
+
+def _command(component, executor_input: dict) -> list[str]:
+    container = component.component_spec.implementation.container
+    args = [json.dumps(executor_input) if a == "{{$}}" else a for a in container.args]
+    return [*container.command, *args]
+
+
+def _executor_input(folder: Path, **parameters: str) -> dict:
+    return {
+        "inputs": {"parameterValues": parameters},
+        "outputs": {
+            "parameters": {"Output": {"outputFile": str(folder / "Output")}},
+            "outputFile": str(folder / "executor_output.json"),
+        },
+    }
+
+
+def _lightweight(component, folder: Path, **parameters: str) -> list[str]:
+    """The command without kfp's pip prelude, as the handler passes it on."""
+    from vertexkit.local.vertex.pipelines.task_handler import split_install_prelude
+
+    folder.mkdir(parents=True, exist_ok=True)
+    command, _, _ = split_install_prelude(
+        _command(component, _executor_input(folder, **parameters))
+    )
+    return command
+
+
+@pytest.fixture
+def worker():
+    started = TaskWorker(dict(os.environ))
+    yield started
+    started.close()
+
+
+def _run(worker: TaskWorker, component, tmp_path: Path, name: str, env=None, **parameters):
+    folder = tmp_path / name
+    call = kfp_call(_lightweight(component, folder / "outputs", **parameters))
+    assert call is not None, "kfp's own command must be recognised"
+    task_tmp = folder / "tmp"
+    task_tmp.mkdir()
+    lines: list[str] = []
+    code = worker.run(call, {**os.environ, **(env or {}), "TMPDIR": str(task_tmp)}, task_tmp,
+                      lines.append)  # fmt: skip
+    return code, lines, folder
+
+
+@needs_fork
+def test_a_task_runs_in_a_child_of_the_worker_with_its_own_env_and_temp(worker, tmp_path) -> None:
+    code, lines, folder = _run(worker, probe, tmp_path, "a", env={"FLAVOUR": "lemon"})
+    assert code == 0, "".join(lines)
+    seen = json.loads(json.loads((folder / "outputs" / "executor_output.json").read_text())[
+        "parameterValues"]["Output"])  # fmt: skip
+    assert seen["parent"] == worker.process.pid
+    assert seen["tmp"] == str(folder / "tmp")
+    assert seen["flavour"] == "lemon"
+    assert seen["argv0"].endswith("executor_main.py")  # as runpy sets it in a plain process
+
+
+@needs_fork
+def test_forked_siblings_draw_different_random_numbers(worker, tmp_path) -> None:
+    draws = []
+    for name in ("a", "b"):
+        code, lines, folder = _run(worker, probe, tmp_path, name)
+        assert code == 0, "".join(lines)
+        output = json.loads((folder / "outputs" / "executor_output.json").read_text())
+        draws.append(json.loads(output["parameterValues"]["Output"])["draw"])
+    assert draws[0] != draws[1]
+
+
+@needs_fork
+def test_a_failing_task_exits_1_with_its_traceback_and_executor_error(worker, tmp_path) -> None:
+    code, lines, folder = _run(worker, fails, tmp_path, "f", reason="no rows in the table")
+    assert code == 1
+    assert any("ValueError: no rows in the table" in line for line in lines)
+    written = json.loads((folder / "outputs" / "executor_error.json").read_text())
+    assert written["errorMessage"] == "ValueError: no rows in the table"
+
+
+@needs_fork
+def test_a_task_killed_by_a_signal_reports_the_signal(worker, tmp_path) -> None:
+    code, lines, _ = _run(worker, killed, tmp_path, "k")
+    assert code == -signal.SIGKILL, "".join(lines)
+
+
+@needs_fork
+def test_a_stopped_worker_refuses_new_tasks_so_they_run_plainly(worker, tmp_path) -> None:
+    worker.process.kill()
+    worker.process.wait()
+    with pytest.raises(WorkerGone):
+        _run(worker, probe, tmp_path, "gone")
+
+
+def test_kfp_commands_are_recognised_with_and_without_the_prelude(tmp_path) -> None:
+    for component, function in ((probe, "probe"), (no_prelude, "no_prelude")):
+        call = kfp_call(_lightweight(component, tmp_path / component.name))
+        assert call is not None and call.kind == "kfp"
+        assert call.env == {"_KFP_RUNTIME": "true"}
+        assert call.source and f"def {function}(" in call.source
+
+
+def test_an_edited_script_runs_as_it_is_in_a_plain_process(tmp_path) -> None:
+    command = _lightweight(probe, tmp_path / "p")
+    edited = [*command[:2], "pip list && " + command[2], *command[3:]]
+    assert kfp_call(edited) is None
+    assert kfp_call([sys.executable, "-c", "print(1)"]) is None
