@@ -138,7 +138,12 @@ class Worker:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            inherited = [self.channel.fileno(), self._wakeup_read, self._wakeup_write]
+            inherited = [
+                self.channel.fileno(),
+                self.selector.fileno(),  # type: ignore[attr-defined]  # epoll's, on Linux
+                self._wakeup_read,
+                self._wakeup_write,
+            ]
             run_child(Path(request_path), output_fd, status_fd, inherited)
         return pid
 
