@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -78,14 +79,25 @@ def is_alive(cloud: str) -> bool:
 
 
 # -- groups ------------------------------------------------------------------------------------
-def group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies waiting to be reaped do not)."""
+def live_groups(pgids: Sequence[int]) -> list[int]:
+    """Those of `pgids` with a process still running (zombies waiting to be reaped do not
+    count), from one look at the process table however many groups are asked about."""
+    if not pgids:
+        return []
+    wanted = {str(pgid) for pgid in pgids}
     if PROC.is_dir():
         stats = (_proc_stat(entry.name) for entry in PROC.iterdir() if entry.name.isdigit())
-        return any(s and s[2] == str(pgid) and s[0] != "Z" for s in stats)
-    listing = subprocess.run(["ps", "-A", "-o", "pgid=,stat="], capture_output=True, text=True)
-    rows = (line.split() for line in listing.stdout.splitlines())
-    return any(row[0] == str(pgid) and not row[1].startswith("Z") for row in rows if len(row) > 1)
+        live = {s[2] for s in stats if s and s[2] in wanted and s[0] != "Z"}
+    else:
+        listing = subprocess.run(["ps", "-A", "-o", "pgid=,stat="], capture_output=True, text=True)
+        rows = (line.split() for line in listing.stdout.splitlines())
+        live = {r[0] for r in rows if len(r) > 1 and r[0] in wanted and not r[1].startswith("Z")}
+    return [pgid for pgid in pgids if str(pgid) in live]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies waiting to be reaped do not)."""
+    return bool(live_groups([pgid]))
 
 
 def signal_group(pgid: int, signum: int) -> None:
@@ -93,20 +105,22 @@ def signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-def wait_for_groups(pgids: Sequence[int], grace: float) -> None:
+def wait_for_groups(pgids: Sequence[int], grace: float) -> list[int]:
+    """Waits up to `grace` for the groups to go; returns those still running."""
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(group_alive(pgid) for pgid in pgids):
+    while (alive := live_groups(pgids)) and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
+    return alive
 
 
 def end_groups(pgids: Sequence[int], grace: float) -> None:
     """SIGTERM every group, wait up to `grace` for them to go, then SIGKILL what is left."""
     for pgid in pgids:
         signal_group(pgid, signal.SIGTERM)
-    wait_for_groups(pgids, grace)
-    for pgid in pgids:
+    alive = wait_for_groups(pgids, grace)
+    for pgid in alive:
         signal_group(pgid, signal.SIGKILL)  # e.g. children that ignore SIGTERM
-    wait_for_groups(pgids, KILL_WAIT_SECONDS)  # so "ended" means no process is left
+    wait_for_groups(alive, KILL_WAIT_SECONDS)  # so "ended" means no process is left
 
 
 class Group:
@@ -116,6 +130,8 @@ class Group:
         self.process = process
         self.groups = groups
         self._lock = threading.Lock()
+        self._exit_fd: int | None = None  # see exit_fd()
+        self._exit_fd_tried = False
 
     @property
     def pid(self) -> int:
@@ -135,14 +151,42 @@ class Group:
             return None
         return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
 
+    def exit_fd(self) -> int | None:
+        """A file descriptor that becomes readable when the leader exits (a Linux pidfd), or
+        None where there is none. Opened while the leader is not reaped, so it names this
+        process and never a later one given the same pid; closed by end()."""
+        if not self._exit_fd_tried and self.process.returncode is None:
+            self._exit_fd_tried = True
+            with contextlib.suppress(AttributeError, OSError):  # not Linux, or an old kernel
+                self._exit_fd = os.pidfd_open(self.pid)
+        return self._exit_fd
+
     def end(self, grace: float) -> int:
         """Ends the whole group (even when the leader already exited) and reaps the leader."""
         with self._lock:
             if self.process.returncode is None:  # not reaped: the group id is still ours
                 end_groups([self.pid], grace)
                 self.process.wait()
+            if self._exit_fd is not None:
+                os.close(self._exit_fd)
+                self._exit_fd = None
             self.groups.forget(self.pid)
         return self.process.returncode
+
+
+def wait_for_exit(groups: Sequence[Group], timeout: float) -> None:
+    """Returns once a leader of `groups` has exited, or after `timeout` seconds. With pidfds the
+    exit itself wakes the caller (no timer); elsewhere exits are checked every POLL_SECONDS."""
+    fds = [fd for group in groups if (fd := group.exit_fd()) is not None]
+    if groups and len(fds) == len(groups):
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        poller.poll(timeout * 1000)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(g.returncode() is None for g in groups):
+        time.sleep(min(POLL_SECONDS, max(deadline - time.monotonic(), 0)))
 
 
 class ProcessGroups:

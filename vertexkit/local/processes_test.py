@@ -4,9 +4,11 @@ restart ends only what a dead local cloud left, never a process that merely reus
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,11 +16,20 @@ from typing import Any
 
 import pytest
 
-from vertexkit.local.processes import GroupRecord, ProcessGroups, group_alive, process_identity
+from vertexkit.local.processes import (
+    Group,
+    GroupRecord,
+    ProcessGroups,
+    group_alive,
+    process_identity,
+    wait_for_exit,
+)
 from vertexkit.local.vertex.store import ResourceStore
 
 STUBBORN = Path(__file__).parent / "vertex/training/testdata/stubborn.py"
 SLEEP = [sys.executable, "-c", "import time; time.sleep(60)"]
+UNTIL_STDIN_CLOSES = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+HAS_PIDFD = hasattr(os, "pidfd_open")
 GONE_CLOUD = "999999999 a-local-cloud-that-was-killed"
 
 
@@ -110,3 +121,60 @@ def test_signals_reach_the_group_not_this_process() -> None:
     assert os.getpgid(group.pid) == group.pid != os.getpgid(0)
     assert group.end(grace=1) == -signal.SIGTERM
     assert not group_alive(group.pid)
+
+
+def readable(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def without_pidfd(group: Group) -> Group:
+    group._exit_fd_tried = True  # as on a machine without pidfds: exits are checked on a timer
+    return group
+
+
+@pytest.mark.parametrize(
+    "prepare",
+    [
+        pytest.param(
+            lambda g: g, id="pidfd", marks=pytest.mark.skipif(not HAS_PIDFD, reason="no pidfd")
+        ),
+        pytest.param(without_pidfd, id="timer"),
+    ],
+)
+def test_wait_for_exit_returns_when_the_leader_exits(prepare: Callable[[Group], Group]) -> None:
+    group = prepare(ProcessGroups().spawn(UNTIL_STDIN_CLOSES, "j", stdin=subprocess.PIPE))
+    waiter = threading.Thread(target=wait_for_exit, args=([group], 3600))
+    waiter.start()
+    try:
+        assert group.returncode() is None
+        assert group.process.stdin is not None
+        group.process.stdin.close()  # the leader exits
+        waiter.join(timeout=30)
+        assert not waiter.is_alive(), "wait_for_exit did not return when the leader exited"
+        assert group.returncode() == 0
+    finally:
+        group.end(grace=1)
+
+
+def test_wait_for_exit_gives_up_after_its_timeout_while_the_leader_runs() -> None:
+    group = ProcessGroups().spawn(SLEEP, "j")
+    try:
+        wait_for_exit([group], 0.01)
+        assert group.returncode() is None
+    finally:
+        group.end(grace=1)
+
+
+@pytest.mark.skipif(not HAS_PIDFD, reason="this machine has no pidfds")
+def test_the_exit_fd_is_readable_once_the_leader_exited_and_closed_by_end() -> None:
+    group = ProcessGroups().spawn(UNTIL_STDIN_CLOSES, "j", stdin=subprocess.PIPE)
+    fd = group.exit_fd()
+    assert fd is not None and not readable(fd)
+    assert group.process.stdin is not None
+    group.process.stdin.close()
+    wait_until(lambda: group.returncode() is not None, "the leader exiting")
+    assert readable(fd)
+    assert group.end(grace=1) == 0
+    assert group.exit_fd() is None  # closed with the group: the reaped pid may be reused

@@ -5,7 +5,17 @@ import itertools
 import pytest
 from google.api_core import exceptions as api_exceptions
 
-from vertexkit.runtime.polling import Backoff, PollTimeout, poll_until
+from vertexkit.context import CloudContext
+from vertexkit.runtime.polling import (
+    LOCAL_CAP_SECONDS,
+    Backoff,
+    PollTimeout,
+    cap_for,
+    poll_until,
+)
+
+LOCAL = CloudContext("p", vertex_endpoint="http://127.0.0.1:1")
+VERTEX = CloudContext("p")
 
 
 def test_backoff_starts_sub_second_and_is_capped() -> None:
@@ -16,6 +26,29 @@ def test_backoff_starts_sub_second_and_is_capped() -> None:
     assert delays[-1] == 1.0
 
 
+@pytest.mark.parametrize(
+    ("ctx", "first", "cap"),
+    [
+        pytest.param(LOCAL, 0.05, 0.2, id="local-cloud"),
+        pytest.param(VERTEX, 0.2, 10.0, id="vertex"),
+        pytest.param(None, 0.2, 10.0, id="no-context"),
+    ],
+)
+def test_backoff_for_where_the_clients_point(
+    ctx: CloudContext | None, first: float, cap: float
+) -> None:
+    delays = list(itertools.islice(Backoff(cap=cap_for(ctx)).delays(), 30))
+    assert delays[0] == pytest.approx(first)
+    assert max(delays) == pytest.approx(cap)
+
+
+def test_a_local_job_end_is_seen_within_a_quarter_second() -> None:
+    """The issue's bound: no local delay is longer than the cap, and the cap leaves room for
+    the GET that sees the end (a few milliseconds locally)."""
+    delays = list(itertools.islice(Backoff(cap=cap_for(LOCAL)).delays(), 100))
+    assert max(delays) == LOCAL_CAP_SECONDS <= 0.2
+
+
 def test_poll_until_returns_first_done_result_and_sleeps_with_backoff() -> None:
     states = iter(["QUEUED", "PENDING", "RUNNING", "SUCCEEDED", "never read"])
     slept: list[float] = []
@@ -23,7 +56,7 @@ def test_poll_until_returns_first_done_result_and_sleeps_with_backoff() -> None:
         lambda: next(states), lambda s: s == "SUCCEEDED", cap=0.5, sleep=slept.append
     )
     assert result == "SUCCEEDED"
-    assert slept == pytest.approx([0.2, 0.32, 0.5])
+    assert slept == pytest.approx([0.125, 0.2, 0.32])
 
 
 def test_transient_errors_are_retried_then_raised() -> None:

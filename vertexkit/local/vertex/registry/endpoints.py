@@ -362,6 +362,9 @@ class EndpointRegistry:
         spec = version.get("containerSpec") or {}
         artifact_uri = version.get("artifactUri", "")
         if prebuilt_framework(spec.get("imageUri", "")):
+            from vertexkit.local.vertex.registry.warmup import WARMUP
+
+            WARMUP.wait(spec["imageUri"])  # its modules: imported by one thread at a time
             model_dir = self.backend.storage.gs_uri_to_path(artifact_uri)
             return load_prebuilt(spec["imageUri"], model_dir, artifact_uri)
         server = ContainerServer(

@@ -146,6 +146,9 @@ class ModelRegistry:
             version_id = str(self.store.next_counter(model["name"] + "/versions"))
             self._insert_version(model, model_json, version_id)
             self._assign_aliases(model, version_id, aliases, first=version_id == "1")
+        from vertexkit.local.vertex.registry.warmup import WARMUP
+
+        WARMUP.start(model_json["containerSpec"]["imageUri"])  # for its deploy, soon after
         return self.backend.operations.run_now(
             model["name"],
             "UploadModelOperationMetadata",

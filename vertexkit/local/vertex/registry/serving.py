@@ -40,6 +40,10 @@ from vertexkit.runtime.prebuilt import (  # noqa: F401 (re-exported for the regi
 
 PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 DEFAULT_STARTUP_SECONDS = 120.0
+# A health check of a server not yet listening is a refused local connection (microseconds), so
+# a container that became ready is seen within HEALTH_CHECK_CAP_SECONDS.
+HEALTH_CHECK_FIRST_SECONDS = 0.02
+HEALTH_CHECK_CAP_SECONDS = 0.1
 STOP_GRACE_SECONDS = 5.0
 
 
@@ -133,7 +137,7 @@ class ContainerServer:
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_seconds
-        delay = 0.05
+        delay = HEALTH_CHECK_FIRST_SECONDS
         while time.monotonic() < deadline:
             assert self.process is not None
             if self.process.returncode() is not None:
@@ -146,7 +150,7 @@ class ContainerServer:
             if self.healthy():
                 return
             time.sleep(delay)
-            delay = min(delay * 1.5, 1.0)
+            delay = min(delay * 1.5, HEALTH_CHECK_CAP_SECONDS)
         self.stop()
         raise ServingError(
             f"The serving container did not answer 200 on {self.health_route} (port "

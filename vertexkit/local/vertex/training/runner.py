@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vertexkit.local.processes import Group, ProcessGroups
+from vertexkit.local.processes import Group, ProcessGroups, wait_for_exit
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 
-POLL_SECONDS = 0.01
+# A replica's exit wakes the job's thread at once (processes.wait_for_exit); this bounds how
+# long a cancel or a scheduling.timeout waits to be seen.
+STOP_CHECK_SECONDS = 0.05
 KILL_GRACE_SECONDS = 2.0
 CHIEF_DONE_GRACE_SECONDS = 1.0
 MAX_RESTARTS = 3
@@ -217,7 +219,7 @@ class ClusterRun:
                 outcome = self._check(started)
                 if outcome:
                     return outcome
-                time.sleep(POLL_SECONDS)
+                wait_for_exit(self._running(), STOP_CHECK_SECONDS)
         finally:
             self._stop_all()
 
@@ -228,6 +230,9 @@ class ClusterRun:
     def _stop_all(self) -> None:
         for replica in self.replicas:
             replica.stop()
+
+    def _running(self) -> list[Group]:
+        return [r.group for r in self.replicas if r.group and r.returncode() is None]
 
     def _check(self, started: float) -> Outcome | None:
         if self.stop.is_set():
@@ -268,7 +273,5 @@ class ClusterRun:
 
     def _let_others_finish(self) -> None:
         deadline = time.monotonic() + CHIEF_DONE_GRACE_SECONDS
-        while time.monotonic() < deadline:
-            if all(r.returncode() is not None for r in self.replicas):
-                return
-            time.sleep(POLL_SECONDS)
+        while (running := self._running()) and time.monotonic() < deadline:
+            wait_for_exit(running, deadline - time.monotonic())
