@@ -17,6 +17,7 @@ path does; a worker that has stopped makes `WorkerGone`, and the caller runs the
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -145,6 +146,10 @@ class TaskWorker:
 
     def close(self) -> None:
         """Ends the worker (its children are tasks that have already ended)."""
+        # shutdown, not only close: the reader thread blocked in recv() holds the socket open,
+        # and the worker sees its end of the channel close only once nothing holds ours.
+        with contextlib.suppress(OSError):
+            self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
         try:
             self.process.wait(timeout=5)

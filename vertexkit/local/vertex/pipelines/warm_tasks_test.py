@@ -166,3 +166,12 @@ def test_an_edited_script_runs_as_it_is_in_a_plain_process(tmp_path) -> None:
     edited = [*command[:2], "pip list && " + command[2], *command[3:]]
     assert kfp_call(edited) is None
     assert kfp_call([sys.executable, "-c", "print(1)"]) is None
+
+
+@needs_fork
+def test_close_ends_the_worker_at_once(tmp_path) -> None:
+    worker = TaskWorker(dict(os.environ))
+    code, lines, _ = _run(worker, no_prelude, tmp_path, "n")
+    assert code == 0, "".join(lines)
+    worker.close()
+    assert worker.process.returncode == 0  # it left on its own: close() did not have to kill it
