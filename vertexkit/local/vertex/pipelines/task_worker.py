@@ -125,7 +125,7 @@ class Worker:
         try:
             pid = self._fork(request["request"], *fds)
         except OSError as exc:
-            self._send({"id": request["id"], "error": f"could not fork the task: {exc}"})
+            self.send({"id": request["id"], "error": f"could not fork the task: {exc}"})
         else:
             self.children[pid] = request["id"]
         finally:
@@ -160,9 +160,9 @@ class Worker:
                 return
             request_id = self.children.pop(pid, None)
             if request_id is not None:
-                self._send({"id": request_id, "reaped": os.waitstatus_to_exitcode(status)})
+                self.send({"id": request_id, "reaped": os.waitstatus_to_exitcode(status)})
 
-    def _send(self, message: dict) -> None:
+    def send(self, message: dict) -> None:
         with contextlib.suppress(OSError):  # the driver has gone: nobody is waiting
             self.channel.send(json.dumps(message).encode())
 
@@ -237,6 +237,7 @@ def main(fd: int) -> NoReturn:
             break
         preload(module)
     else:
+        worker.send({"preloaded": True})
         while worker.serve(timeout=None):
             pass
     sys.stdout.flush()

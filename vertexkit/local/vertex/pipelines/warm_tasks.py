@@ -45,6 +45,7 @@ _KFP_SCRIPT = re.compile(
     r'--component_module_path\s+"\$program_path/ephemeral_component\.py"\s+"\$@"\s*'
 )
 WORKER_GONE_EXIT = -1
+CLOSE_GRACE_SECONDS = 0.2
 
 
 class WorkerGone(RuntimeError):
@@ -116,6 +117,7 @@ class TaskWorker:
         self._pending: dict[int, _Pending] = {}
         self._lock = threading.Lock()
         self._gone = False
+        self._preloaded = threading.Event()
         threading.Thread(target=self._follow, daemon=True, name="task-worker").start()
 
     def run(
@@ -144,17 +146,23 @@ class TaskWorker:
             on_line(f"[task worker] {pending.error}\n")
         return code
 
+    def preloaded(self, timeout: float = 0) -> bool:
+        """Whether the worker has imported its whole preload list (waiting up to `timeout`)."""
+        return self._preloaded.wait(timeout)
+
     def close(self) -> None:
-        """Ends the worker (its children are tasks that have already ended)."""
-        # shutdown, not only close: the reader thread blocked in recv() holds the socket open,
-        # and the worker sees its end of the channel close only once nothing holds ours.
+        """Ends the worker. Its children are tasks that have ended, and it holds nothing worth
+        a wait: one still importing its preload list would notice the closed channel only after
+        that import, so it gets CLOSE_GRACE_SECONDS and is then killed."""
+        # shutdown, not only close: the reader thread blocked in recv() holds the socket open.
         with contextlib.suppress(OSError):
             self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
         try:
-            self.process.wait(timeout=5)
+            self.process.wait(timeout=CLOSE_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
     def _send(self, request_path: Path, *fds: int) -> tuple[int, _Pending]:
         with self._lock:
@@ -190,6 +198,9 @@ class TaskWorker:
             if not data:
                 break
             message = json.loads(data)
+            if message.get("preloaded"):
+                self._preloaded.set()
+                continue
             with self._lock:
                 pending = self._pending.pop(message["id"], None)
             if pending is not None:

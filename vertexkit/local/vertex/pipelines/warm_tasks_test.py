@@ -169,9 +169,10 @@ def test_an_edited_script_runs_as_it_is_in_a_plain_process(tmp_path) -> None:
 
 
 @needs_fork
-def test_close_ends_the_worker_at_once(tmp_path) -> None:
+def test_close_ends_an_idle_worker_without_killing_it(tmp_path) -> None:
     worker = TaskWorker(dict(os.environ))
     code, lines, _ = _run(worker, no_prelude, tmp_path, "n")
     assert code == 0, "".join(lines)
+    assert worker.preloaded(timeout=300)  # idle from now on
     worker.close()
     assert worker.process.returncode == 0  # it left on its own: close() did not have to kill it
