@@ -88,7 +88,14 @@ class Figure:
         return self.now / self.floor
 
     @property
+    def cpu_ratio(self) -> float | None:
+        if self.now_cpu is None or not self.floor_cpu:
+            return None
+        return self.now_cpu / self.floor_cpu
+
+    @property
     def verdict(self) -> str:
+        """On the wall-seconds ratio, as the issue states its targets."""
         if self.target is None:
             return "-"
         return "meets" if self.ratio <= self.target else "misses"
@@ -100,13 +107,19 @@ def amount(value: float, unit: str, cpu: float | None = None) -> str:
     return f"{text} ({cpu:.2f} s CPU)" if cpu is not None else text
 
 
-def table_rows(figure: Figure) -> list[str]:
+def ratios(figure: Figure) -> str:
+    """`4.00x`, or `4.00x (3.33x CPU)` where both sides have CPU seconds."""
+    cpu = figure.cpu_ratio
+    return f"{figure.ratio:.2f}x" + (f" ({cpu:.2f}x CPU)" if cpu is not None else "")
+
+
+def table_row(figure: Figure) -> list[str]:
     target = f"<= {figure.target:g}x" if figure.target is not None else "-"
     return [
         figure.what,
         amount(figure.now, figure.unit, figure.now_cpu),
         f"{figure.floor_name} {amount(figure.floor, figure.unit, figure.floor_cpu)}",
-        f"{figure.ratio:.2f}x",
+        ratios(figure),
         target,
         figure.verdict,
     ]
@@ -115,7 +128,7 @@ def table_rows(figure: Figure) -> list[str]:
 def format_table(figures: Iterable[Figure]) -> str:
     """The issue's table (what | now | floor | ratio | target), plus the verdict."""
     header = ["what", "now", "floor", "ratio", "target", "verdict"]
-    rows = [header, ["---"] * len(header), *(table_rows(f) for f in figures)]
+    rows = [header, ["---"] * len(header), *(table_row(f) for f in figures)]
     return "\n".join("| " + " | ".join(row) + " |" for row in rows)
 
 
