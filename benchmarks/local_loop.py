@@ -446,12 +446,15 @@ def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
         "peak RSS: the CLI and all its descendants, RSS summed per ~50 ms sample of /proc, the "
         "largest sum over the fresh runs (memory shared between processes counts once per "
         "process); the trainer script sampled the same way",
+        "CPU: user + system of the child and the descendants it waited for; for `local up`, to "
+        "ready and the stop (what it loads in the background after ready included)",
     ]
     return figures, notes
 
 
 def startup_figure(work: Path) -> Figure:
-    """Figure 3."""
+    """Figure 3. Its CPU seconds are `fast_loop`'s: to ready and the stop, so they include what
+    `local up` loads in the background after it is ready."""
     (up, up_cpu), (bare, bare_cpu) = local_up(work)
     progress(f"local up: {up:.2f} s, bare server {bare:.2f} s")
     return Figure(
