@@ -15,7 +15,7 @@ measured in the same run, with its target and whether it meets it.
    `kfp.local` (a fresh `python -c`, `SubprocessRunner(use_venv=False)`, `enable_caching=False`),
    the pipeline call alone / 7. Target <= 1.5x.
 5. Peak memory of the whole `vertexkit run training --no-cache` process tree (the CLI and every
-   descendant, RSS summed at each ~50 ms sample of /proc, the largest sum kept) beside the
+   descendant, PSS summed at each ~50 ms sample of /proc, the largest sum kept) beside the
    trainer script's own peak, sampled the same way. No target: reported beside.
 
 Wall seconds are the figures; CPU seconds (user + system of the child and its waited-for
@@ -162,8 +162,17 @@ def parent_pid(pid: int) -> int | None:
     return int(stat.rpartition(")")[2].split()[1])  # after `(comm)`, which may hold spaces
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident set size of `pid` from /proc/<pid>/statm (0 once it has gone)."""
+def memory_bytes(pid: int) -> int:
+    """The memory `pid` holds: its proportional set size (a page shared by N processes counts
+    1/N in each, so a tree's sum counts forked workers' shared pages once) from
+    /proc/<pid>/smaps_rollup, or its resident set size where that file is unreadable; 0 once
+    the process has gone."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
     try:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_BYTES
     except (OSError, IndexError, ValueError):
@@ -206,13 +215,13 @@ class ProcessTree:
             self.members |= joined
             pending = {pid: parent for pid, parent in pending.items() if pid not in joined}
 
-    def rss_bytes(self) -> int:
-        """The tree's RSS summed now (pages shared between processes count once per process)."""
-        return sum(rss_bytes(pid) for pid in self.refresh())
+    def memory_bytes(self) -> int:
+        """The tree's memory summed now (`memory_bytes` of each member)."""
+        return sum(memory_bytes(pid) for pid in self.refresh())
 
 
 class PeakSampler:
-    """Samples a ProcessTree's summed RSS every SAMPLE_SECONDS on a thread; keeps the largest.
+    """Samples a ProcessTree's summed memory every SAMPLE_SECONDS on a thread; keeps the largest.
 
     with PeakSampler(ProcessTree(os.getpid(), include_root=False)) as peak: run children
     peak.bytes"""
@@ -225,7 +234,7 @@ class PeakSampler:
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def sample(self) -> int:
-        now = self.tree.rss_bytes()
+        now = self.tree.memory_bytes()
         self.bytes = max(self.bytes, now)
         return now
 
@@ -260,7 +269,7 @@ class CliRun:
 
 def vertexkit_run(pipeline: str, home: Path, *flags: str) -> CliRun:
     """`vertexkit run PIPELINE --home HOME FLAGS` from the repository root, as a user runs it;
-    wall and CPU seconds, the peak RSS of its process tree, and the job it created."""
+    wall and CPU seconds, the peak memory (PSS) of its process tree, and the job it created."""
     command = [*VERTEXKIT, "run", pipeline, "--home", str(home), *flags]
     cpu_before = fast_loop.children_cpu()
     with children_peak() as peak:
@@ -432,7 +441,7 @@ def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
             target=1.5,
         ),
         Figure(
-            what="peak RSS, `vertexkit run training` process tree",
+            what="peak memory (PSS), `vertexkit run training` process tree",
             now=max(r.peak_bytes for r in fresh) / MIB,
             floor_name="trainer script alone",
             floor=trainer.peak_bytes / MIB,
@@ -443,9 +452,9 @@ def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
     notes = [
         f"runs: fresh {len(fresh)}, cached {len(cached)} (tasks executed in each: {executed}), "
         f"trainer script {AT_MOST}; medians",
-        "peak RSS: the CLI and all its descendants, RSS summed per ~50 ms sample of /proc, the "
-        "largest sum over the fresh runs (memory shared between processes counts once per "
-        "process); the trainer script sampled the same way",
+        "peak memory: the CLI and all its descendants, proportional set size (PSS: a page "
+        "shared by N processes counts 1/N in each) summed per ~50 ms sample of /proc, the "
+        "largest sum over the fresh runs; the trainer script sampled the same way",
         "CPU: user + system of the child and the descendants it waited for; for `local up`, to "
         "ready and the stop (what it loads in the background after ready included)",
     ]

@@ -16,7 +16,7 @@ from benchmarks.local_loop import (
     PeakSampler,
     ProcessTree,
     format_table,
-    rss_bytes,
+    memory_bytes,
     runs_within,
     table_row,
 )
@@ -60,11 +60,11 @@ def test_tree_finds_the_child_and_grandchild_of_this_process(tree):
     assert pids <= mine and os.getpid() not in mine  # other fixtures may hold children too
 
 
-def test_tree_rss_is_the_sum_over_its_processes(tree):
+def test_tree_memory_is_the_sum_over_its_processes(tree):
     parent, pids = tree
-    summed = ProcessTree(parent.pid).rss_bytes()
+    summed = ProcessTree(parent.pid).memory_bytes()
     assert summed >= HELD_MIB * MIB  # the child's touched bytearray is resident
-    by_process = sum(rss_bytes(pid) for pid in pids)
+    by_process = sum(memory_bytes(pid) for pid in pids)
     assert abs(summed - by_process) < 8 * MIB  # the same processes, read a moment apart
 
 
@@ -81,7 +81,7 @@ def test_tree_forgets_processes_that_ended():
     assert child.pid in tree.refresh()
     child.communicate(b"\n", timeout=30)
     assert child.pid not in tree.refresh()
-    assert rss_bytes(child.pid) == 0
+    assert memory_bytes(child.pid) == 0
 
 
 @pytest.mark.parametrize(
