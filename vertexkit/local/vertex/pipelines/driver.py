@@ -44,7 +44,7 @@ from typing import Any
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
 from vertexkit.local.vertex.pipelines.task_main import GCS_MOUNT_ENV
-from vertexkit.local.vertex.pipelines.warm_tasks import TaskWorker, fork_available
+from vertexkit.local.vertex.pipelines.warm_tasks import WarmWorkers, fork_available
 
 RUN_FILE = "run.json"
 EVENTS_FILE = "events.jsonl"
@@ -280,14 +280,14 @@ def storage_root(settings: dict[str, Any]) -> str | None:
     return path[: -len(inside) - 1]
 
 
-def _install_task_handler(settings: dict[str, Any], worker: TaskWorker | None) -> None:
+def _install_task_handler(settings: dict[str, Any], workers: WarmWorkers | None) -> None:
     max_parallel = int(settings.get("maxParallel") or os.cpu_count() or 1)
     env_root = Path(settings.get("taskEnvRoot") or Path(settings["cacheRoot"]).parent / "task-envs")
     handler_settings = task_handler.HandlerSettings(
         environments=TaskEnvironments(env_root),
         gcs_mount=storage_root(settings),
         max_parallel=max_parallel,
-        worker=worker,
+        workers=workers,
     )
     task_handler.install(handler_settings)
     dag_runner.install(max_parallel)
@@ -295,9 +295,9 @@ def _install_task_handler(settings: dict[str, Any], worker: TaskWorker | None) -
     warnings.filterwarnings("ignore", message=r".*settings \['display_name'\] have no effect")
 
 
-def _start_task_worker(settings: dict[str, Any]) -> TaskWorker | None:
-    """The run's warm task worker (`warm_tasks`), or None: every task in a plain process.
-    Started first, so it imports its modules while the driver imports kfp.local."""
+def _start_task_workers(settings: dict[str, Any]) -> WarmWorkers | None:
+    """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
+    Started first, so they import their modules while the driver imports kfp.local."""
     if not settings.get("warmTasks", True):
         return None
     if not fork_available():
@@ -307,23 +307,23 @@ def _start_task_worker(settings: dict[str, Any]) -> TaskWorker | None:
     gcs_mount = storage_root(settings)
     if gcs_mount:
         env[GCS_MOUNT_ENV] = gcs_mount
-    return TaskWorker(env)
+    return WarmWorkers(env)
 
 
 def run(job_dir: Path) -> int:
     settings = json.loads((job_dir / RUN_FILE).read_text())
-    worker = _start_task_worker(settings)
+    workers = _start_task_workers(settings)
     try:
         events = EventLog(job_dir / EVENTS_FILE)
         recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
         _hook_task_events(events, recorder)
         _hook_executor_input(recorder)
         _hook_vertex_placeholders(settings)
-        _install_task_handler(settings, worker)
+        _install_task_handler(settings, workers)
         return _run_pipeline(settings, events)
     finally:
-        if worker is not None:
-            worker.close()
+        if workers is not None:
+            workers.close()
 
 
 def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:

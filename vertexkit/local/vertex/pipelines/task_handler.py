@@ -14,9 +14,9 @@ full command. This handler takes its place (`install`) and runs the command as V
   through `gcpc_main`: the local cloud's client hook (process_env) points its hard-coded
   `<location>-aiplatform.googleapis.com` and default credentials at the local cloud. Any other
   container component is refused, naming its image.
-- Where it can (`warm_tasks`), the task's process is a child forked from the run's warm task
-  worker, which has imported kfp's executor and the Google clients once; a task that needs its
-  own interpreter, or a run where fork is not available, gets a plain process.
+- Where it can (`warm_tasks`), the task's process is a child forked from one of the run's warm
+  task workers, which have imported kfp's executor (and the Google clients) once; a task that
+  needs its own interpreter, or a run where fork is not available, gets a plain process.
 - At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the driver
   holds a `task_slot()` from a task's start event to its end event, so the recorded times are
   the task's real run.
@@ -46,8 +46,8 @@ from vertexkit.local.vertex.pipelines.task_main import (
     executor_output_dir,
 )
 from vertexkit.local.vertex.pipelines.warm_tasks import (
-    TaskWorker,
     WarmCall,
+    WarmWorkers,
     WorkerGone,
     gcpc_call,
     kfp_call,
@@ -77,7 +77,7 @@ class HandlerSettings:
     environments: TaskEnvironments
     gcs_mount: str | None
     max_parallel: int
-    worker: TaskWorker | None = None  # None: every task in a plain process
+    workers: WarmWorkers | None = None  # None: every task in a plain process
     slots: threading.BoundedSemaphore = field(init=False)
     output_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -240,9 +240,9 @@ class VertexTaskHandler:
         # component writes there) go with it, as a Vertex task's container does.
         with tempfile.TemporaryDirectory(prefix="vertexkit-task-") as task_tmp:
             env["TMPDIR"] = task_tmp
-            if warm is not None and _settings.worker is not None:
+            if warm is not None and _settings.workers is not None:
                 try:
-                    return _settings.worker.run(warm, env, Path(task_tmp), output.line)
+                    return _settings.workers.run(warm, env, Path(task_tmp), output.line)
                 except WorkerGone:
                     pass  # not started: it runs in a plain process below
             return _stream(command, env, output)

@@ -1,13 +1,15 @@
-"""The warm task worker: imports what pipeline tasks use once, then forks a child per task.
+"""A warm task worker: imports what pipeline tasks use once, then forks a child per task.
 
-    python -m vertexkit.local.vertex.pipelines.task_worker FD
+    python -m vertexkit.local.vertex.pipelines.task_worker FD light|full
 
 A task process started from nothing spends most of its life importing: kfp's executor, the
 Google clients, vertexkit.runtime, pandas and sklearn cost 1-4 s a task, and a no-op component
-forked from a process that already holds them starts in about 20 ms. The driver starts this
-worker once per pipeline run (its side is `warm_tasks`); the worker imports `PRELOAD` one module
-at a time and, between two imports and after the last, takes the driver's requests, so the first
-tasks do not wait for the whole list.
+forked from a process that already holds them starts in about 20 ms. The driver starts two
+workers per pipeline run (its side is `warm_tasks`): a `light` one that imports kfp's executor
+only and is ready in about half a second, and a `full` one that imports every module of
+`PRELOAD` (several seconds); tasks go to the light one until the full one says it is ready. A
+single worker importing everything would make the first tasks wait behind imports they may not
+need (a no-op component behind sklearn).
 
 Each request comes over the socket FD (a SOCK_SEQPACKET pair: one JSON message a request) with
 two file descriptors: the task's output pipe and its status pipe. The forked child is the task
@@ -44,10 +46,10 @@ from pathlib import Path
 from typing import NoReturn
 
 MESSAGE_BYTES = 65536
-# In the order the built-in pipelines first need them; a module that is not installed is skipped.
+LIGHT_PRELOAD = ("kfp.dsl.executor_main", "vertexkit.local.vertex.pipelines.task_main")
+# What the built-in components and GCPC's launchers import; one that is not installed is skipped.
 PRELOAD = (
-    "kfp.dsl.executor_main",
-    "vertexkit.local.vertex.pipelines.task_main",
+    *LIGHT_PRELOAD,
     "google_cloud_pipeline_components.types.artifact_types",
     "vertexkit.context",
     "vertexkit.runtime.gcp_resources",
@@ -69,6 +71,7 @@ PRELOAD = (
     "google_cloud_pipeline_components.container.v1.gcp_launcher.job_remote_runner",
     "google_cloud_pipeline_components.container.v1.gcp_launcher.lro_remote_runner",
 )
+PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD}
 KFP_TASK = "kfp"
 GCPC_TASK = "gcpc"
 
@@ -108,9 +111,9 @@ class Worker:
         self.selector.register(channel, selectors.EVENT_READ)
         self.selector.register(self._wakeup_read, selectors.EVENT_READ)
 
-    def serve(self, timeout: float | None) -> bool:
-        """Handles what is ready within `timeout`; False once the driver has gone."""
-        for key, _ in self.selector.select(timeout):
+    def serve(self) -> bool:
+        """Handles the next requests and exits; False once the driver has gone."""
+        for key, _ in self.selector.select():
             if key.fileobj is self.channel and not self._take_request():
                 return False
             if key.fileobj == self._wakeup_read:
@@ -230,20 +233,17 @@ def _exit_code(entry: Callable[[], None]) -> int:
     return 0
 
 
-def main(fd: int) -> NoReturn:
+def main(fd: int, preload_list: str) -> NoReturn:
     worker = Worker(socket.socket(fileno=fd))
-    for module in PRELOAD:
-        if not worker.serve(timeout=0):
-            break
+    for module in PRELOADS[preload_list]:
         preload(module)
-    else:
-        worker.send({"preloaded": True})
-        while worker.serve(timeout=None):
-            pass
+    worker.send({"preloaded": True})
+    while worker.serve():
+        pass
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # the driver has gone; tearing down every preloaded module would only cost time
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), sys.argv[2])

@@ -11,8 +11,10 @@ this same interpreter running one of two entry points:
 Everything else (a component with packages_to_install, which needs its own interpreter) runs in
 a plain process, as does every task where fork is not available (`fork_available`).
 
-`TaskWorker.run` returns the task's exit code and streams its output lines, as the plain process
-path does; a worker that has stopped makes `WorkerGone`, and the caller runs the task plainly.
+`WarmWorkers.run` returns the task's exit code and streams its output lines, as the plain
+process path does. It sends the task to the full worker once that one has imported its preload
+list, to the light one before (see `task_worker`); when both have stopped it raises
+`WorkerGone`, and the caller runs the task plainly.
 """
 
 from __future__ import annotations
@@ -103,11 +105,11 @@ class _Pending:
 class TaskWorker:
     """Starts the worker process and runs tasks in its children (see the module doc)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], preload_list: str = "full") -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", WORKER_MODULE, str(theirs.fileno())],
+                [sys.executable, "-m", WORKER_MODULE, str(theirs.fileno()), preload_list],
                 pass_fds=[theirs.fileno()],
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -230,3 +232,26 @@ def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
     path = task_tmp / "vertexkit-task-request.json"
     path.write_text(json.dumps(request), encoding="utf-8")
     return path
+
+
+class WarmWorkers:
+    """The run's light and full workers, and which one takes a task (see the module doc)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.light = TaskWorker(env, "light")
+        self.full = TaskWorker(env, "full")
+
+    def run(
+        self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
+    ) -> int:
+        first = [self.full, self.light] if self.full.preloaded() else [self.light, self.full]
+        for worker in first:
+            try:
+                return worker.run(call, env, task_tmp, on_line)
+            except WorkerGone:
+                continue  # not started there: the other one, or a plain process
+        raise WorkerGone("both task workers have stopped")
+
+    def close(self) -> None:
+        self.light.close()
+        self.full.close()

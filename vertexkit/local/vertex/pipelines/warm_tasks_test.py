@@ -14,6 +14,7 @@ from kfp import dsl
 
 from vertexkit.local.vertex.pipelines.warm_tasks import (
     TaskWorker,
+    WarmWorkers,
     WorkerGone,
     fork_available,
     kfp_call,
@@ -176,3 +177,30 @@ def test_close_ends_an_idle_worker_without_killing_it(tmp_path) -> None:
     assert worker.preloaded(timeout=300)  # idle from now on
     worker.close()
     assert worker.process.returncode == 0  # it left on its own: close() did not have to kill it
+
+
+def _parent_of_probe(workers, tmp_path: Path, name: str) -> int:
+    folder = tmp_path / name
+    call = kfp_call(_lightweight(probe, folder / "outputs"))
+    (folder / "tmp").mkdir()
+    code = workers.run(call, {**os.environ, "TMPDIR": str(folder / "tmp")}, folder / "tmp", print)
+    assert code == 0
+    output = json.loads((folder / "outputs" / "executor_output.json").read_text())
+    return json.loads(output["parameterValues"]["Output"])["parent"]
+
+
+@needs_fork
+def test_tasks_go_to_the_full_worker_once_it_has_preloaded_else_to_the_light_one(tmp_path):
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        assert workers.full.preloaded(timeout=300)
+        assert _parent_of_probe(workers, tmp_path, "warm") == workers.full.process.pid
+        workers.full.process.kill()
+        workers.full.process.wait()
+        assert _parent_of_probe(workers, tmp_path, "light") == workers.light.process.pid
+        workers.light.process.kill()
+        workers.light.process.wait()
+        with pytest.raises(WorkerGone):
+            _parent_of_probe(workers, tmp_path, "none")
+    finally:
+        workers.close()
