@@ -230,7 +230,7 @@ def runs_list(
         table.add_column("run", no_wrap=True)
         for job in vertex.list(f"{vertex.parent}/pipelineJobs", "pipelineJobs", query):
             table.add_row(*_run_row(job))
-        console.print(table)
+        plain_console().print(table)  # made now: its width follows COLUMNS as it is now
 
 
 def _schedule_filter(parent: str, schedule: str) -> str:
