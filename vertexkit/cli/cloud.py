@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from vertexkit.cli.vertex_rest import VertexRest
 from vertexkit.context import VERTEX_ENV, CloudContext
 
 LOCAL_UP_FILE = "local-up.json"  # {"url", "pid", "env"}: written by `local up`, removed at exit
@@ -45,39 +46,51 @@ def running_local_up(home: Path | None) -> dict[str, str] | None:
 
 
 @contextmanager
-def cloud_for_command(
+def context_for_command(
     project: str | None = None, region: str | None = None, home: Path | None = None
 ) -> Iterator[CloudContext]:
+    """The cloud a verb talks to; while it is in use the process env points Google's clients
+    at it. Builds no client: the read verbs speak REST themselves (vertexkit/cli/vertex_rest.py)
+    and never pay for the aiplatform SDK's import."""
     if os.environ.get(VERTEX_ENV) or project:
-        context = CloudContext.from_env(project=project, region=region)
-        context.init_aiplatform()
-        yield context
+        yield CloudContext.from_env(project=project, region=region)
         return
     running = running_local_up(home)
     if running:
-        yield from _with_env(running)
+        with _env_set(running):
+            yield CloudContext.from_env()
         return
     from vertexkit.local import LocalCloud
 
-    saved = dict(os.environ)
-    with LocalCloud(home=home) as cloud:
-        os.environ.update(cloud.env())
-        try:
-            context = cloud.context()
-            context.init_aiplatform()
-            yield context
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
+    with LocalCloud(home=home) as cloud, _env_set(cloud.env()):
+        yield cloud.context()
 
 
-def _with_env(env: dict[str, str]) -> Iterator[CloudContext]:
+@contextmanager
+def cloud_for_command(
+    project: str | None = None, region: str | None = None, home: Path | None = None
+) -> Iterator[CloudContext]:
+    """`context_for_command` with the high-level aiplatform SDK pointed at it as well."""
+    with context_for_command(project, region, home) as context:
+        context.init_aiplatform()
+        yield context
+
+
+@contextmanager
+def rest_for_command(
+    project: str | None = None, region: str | None = None, home: Path | None = None
+) -> Iterator[VertexRest]:
+    """The Vertex AI REST API of the cloud a read verb talks to (see `context_for_command`)."""
+    with context_for_command(project, region, home) as context:
+        yield VertexRest.for_context(context)
+
+
+@contextmanager
+def _env_set(env: dict[str, str]) -> Iterator[None]:
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        context = CloudContext.from_env()
-        context.init_aiplatform()
-        yield context
+        yield
     finally:
         os.environ.clear()
         os.environ.update(saved)

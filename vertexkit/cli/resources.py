@@ -1,4 +1,9 @@
-"""`vertexkit models list`, `vertexkit endpoints list`, `vertexkit predict`."""
+"""`vertexkit models list`, `vertexkit endpoints list`, `vertexkit predict`.
+
+They read through the Vertex AI REST API directly (vertexkit/cli/vertex_rest.py), so a verb
+against a running `vertexkit local up` or Vertex AI answers without importing the aiplatform
+SDK; the rows are those the SDK's objects gave (same columns, values and formats).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from vertexkit.cli.cloud import cloud_for_command
+from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, plain_console
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
+from vertexkit.cli.vertex_rest import ServiceRefused, VertexRest, as_proto_value, rfc3339_time
 
 models_app = typer.Typer(no_args_is_help=True, help="Models in the Model Registry.")
 endpoints_app = typer.Typer(no_args_is_help=True, help="Endpoints and their deployed models.")
+NO_MODEL = ("-", "-", "-")  # the row of an endpoint with nothing deployed
 
 
 @models_app.command("list")
@@ -22,20 +29,23 @@ def list_models(
     project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
 ) -> None:
     """Every model version: name, version, aliases, created."""
-    from google.cloud import aiplatform
-
-    with cloud_for_command(project, region, home):
+    with rest_for_command(project, region, home) as vertex:
         table = _table("model", "id", "version", "aliases", "created")
-        for model in aiplatform.Model.list():
-            for version in model.versioning_registry.list_versions():
-                table.add_row(
-                    model.display_name,
-                    model.name,
-                    str(version.version_id),
-                    ", ".join(version.version_aliases or []),
-                    str(version.version_create_time)[:19],
-                )
+        for model in vertex.list(f"{vertex.parent}/models", "models"):
+            for version in vertex.list(f"{model['name']}:listVersions", "models"):
+                table.add_row(*_version_row(model, version))
         plain_console().print(table)
+
+
+def _version_row(model: dict[str, Any], version: dict[str, Any]) -> tuple[str, ...]:
+    created = rfc3339_time(version.get("versionCreateTime", ""))
+    return (
+        model.get("displayName", ""),
+        _last_part(model["name"]),
+        str(version.get("versionId", "")),
+        ", ".join(version.get("versionAliases") or []),
+        str(created)[:19],  # as str() of the SDK's datetime: "YYYY-MM-DD HH:MM:SS", UTC
+    )
 
 
 @endpoints_app.command("list")
@@ -43,22 +53,35 @@ def list_endpoints(
     project: ProjectOption = None, region: RegionOption = None, home: HomeOption = None
 ) -> None:
     """Every endpoint with its deployed models and traffic split."""
-    from google.cloud import aiplatform
-
-    with cloud_for_command(project, region, home):
+    with rest_for_command(project, region, home) as vertex:
         table = _table("endpoint", "id", "deployed model", "model@version", "traffic")
-        for endpoint in aiplatform.Endpoint.list():
-            split = endpoint.traffic_split or {}
-            deployed = endpoint.list_models() or [None]
-            for model in deployed:
-                table.add_row(
-                    endpoint.display_name,
-                    endpoint.name,
-                    model.id if model else "-",
-                    f"{model.model.rsplit('/', 1)[-1]}@{model.model_version_id}" if model else "-",
-                    f"{split.get(model.id, 0)}%" if model else "-",
-                )
+        for endpoint in _public_endpoints(vertex):
+            split = endpoint.get("trafficSplit") or {}
+            for deployed in endpoint.get("deployedModels") or [None]:
+                cells = _deployed_cells(deployed, split) if deployed else NO_MODEL
+                table.add_row(endpoint.get("displayName", ""), _last_part(endpoint["name"]), *cells)
         plain_console().print(table)
+
+
+def _public_endpoints(vertex: VertexRest) -> list[dict[str, Any]]:
+    """The endpoints `aiplatform.Endpoint.list()` gives: no VPC-peered or PSC ones (those are
+    `PrivateEndpoint`s, listed and called through other routes)."""
+    return [
+        endpoint
+        for endpoint in vertex.list(f"{vertex.parent}/endpoints", "endpoints")
+        if not endpoint.get("network") and not endpoint.get("privateServiceConnectConfig")
+    ]
+
+
+def _deployed_cells(deployed: dict[str, Any], split: dict[str, Any]) -> tuple[str, str, str]:
+    model_id = _last_part(deployed.get("model", ""))
+    version = deployed.get("modelVersionId", "")
+    share = int(split.get(deployed.get("id", ""), 0))
+    return deployed.get("id", ""), f"{model_id}@{version}", f"{share}%"
+
+
+def _last_part(resource_name: str) -> str:
+    return resource_name.rsplit("/", 1)[-1]
 
 
 def _table(*columns: str) -> Table:
@@ -93,13 +116,12 @@ def _read_instances_file(path: Path) -> str:
     return path.read_text()
 
 
-def _find_endpoint(endpoint: str) -> Any:
-    from google.cloud import aiplatform
-
+def _find_endpoint(vertex: VertexRest, endpoint: str) -> dict[str, Any]:
+    """The last endpoint whose display name, ID or resource name is `endpoint`."""
     matches = [
-        e
-        for e in aiplatform.Endpoint.list()
-        if endpoint in (e.display_name, e.name, e.resource_name)
+        found
+        for found in _public_endpoints(vertex)
+        if endpoint in (found.get("displayName"), _last_part(found["name"]), found["name"])
     ]
     if not matches:
         raise UserError("ENDPOINT", f"no endpoint named {endpoint!r}")
@@ -114,23 +136,22 @@ def predict(
     home: HomeOption = None,
 ) -> None:
     """Send instances to an endpoint and print the predictions."""
-    from google.api_core.exceptions import ClientError
-
     rows = _load_instances(instances)
-    with cloud_for_command(project, region, home):
-        target = _find_endpoint(endpoint)
+    with rest_for_command(project, region, home) as vertex:
+        target = _find_endpoint(vertex, endpoint)
         try:
-            response = target.predict(instances=rows)
-        except ClientError as exc:
+            # as the SDK sends them: through protobuf Values, whose numbers are all doubles
+            answer = vertex.post(f"{target['name']}:predict", {"instances": as_proto_value(rows)})
+        except ServiceRefused as exc:
             raise UserError("ENDPOINT", f"{endpoint!r}: {client_error_message(exc)}") from None
-        plain_console().print_json(
-            json.dumps(
-                {
-                    "predictions": list(response.predictions),
-                    "deployedModelId": response.deployed_model_id,
-                    "model": response.model_resource_name,
-                    "modelVersionId": response.model_version_id,
-                },
-                default=str,
-            )
-        )
+        plain_console().print_json(json.dumps(_prediction(answer)))
+
+
+def _prediction(answer: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the SDK's `Prediction`, under the names the REST answer gives them."""
+    return {
+        "predictions": as_proto_value(answer.get("predictions", [])),
+        "deployedModelId": answer.get("deployedModelId", ""),
+        "model": answer.get("model", ""),
+        "modelVersionId": answer.get("modelVersionId", ""),
+    }
