@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import threading
 import types
 from functools import cache
 from typing import Any
@@ -30,6 +31,8 @@ PACKAGE = "google.cloud.aiplatform_v1"
 LAZY_PACKAGES = (PACKAGE, f"{PACKAGE}.types")
 # `from .types.model import Model`, `from .services.model_service import (\n ModelServiceClient,`
 _EXPORT = re.compile(r"^from \.((?:types|services)\.\w+) import \(?\s*(\w+)", re.M)
+_LOCK = threading.RLock()
+_initialising: set[str] = set()
 
 
 def _import(name: str) -> types.ModuleType:
@@ -43,21 +46,33 @@ class _LazyPackage(types.ModuleType):
     """A package whose `__init__` runs when a name it lacks is asked for (submodules aside)."""
 
     def __getattr__(self, name: str) -> Any:
-        if importlib.util.find_spec(f"{self.__name__}.{name}") is not None:
+        submodule = f"{self.__name__}.{name}"
+        if importlib.util.find_spec(submodule) is not None:
             # `from package import submodule` asks the package first: load only that one.
-            return _import(f"{self.__name__}.{name}")
+            return _import(submodule)
         _run_init(self)
-        return getattr(self, name)
+        if name in vars(self):
+            return vars(self)[name]
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
 
 def _run_init(package: types.ModuleType) -> None:
-    package.__class__ = types.ModuleType  # a plain module again: no recursion while it runs
-    assert package.__spec__ is not None and package.__spec__.loader is not None
-    package.__spec__.loader.exec_module(package)
+    """Runs the package's own `__init__` on it, once. Threads that ask meanwhile wait for it; the
+    thread running it sees a package still being initialised, as any import would."""
+    with _LOCK:
+        if not isinstance(package, _LazyPackage) or package.__name__ in _initialising:
+            return
+        _initialising.add(package.__name__)
+        try:
+            assert package.__spec__ is not None and package.__spec__.loader is not None
+            package.__spec__.loader.exec_module(package)
+            package.__class__ = types.ModuleType  # a plain package from now on
+        finally:
+            _initialising.discard(package.__name__)
 
 
 def _install_lazy_package(name: str) -> None:
-    if name in sys.modules:
+    if name in sys.modules:  # already imported (or installed): it stays as it is
         return
     spec = importlib.util.find_spec(name)
     if spec is None or spec.submodule_search_locations is None:
@@ -88,8 +103,9 @@ def resolve(name: str) -> Any:
         return getattr(_import(PACKAGE), name)
     if PACKAGE not in sys.modules:
         _import("google.cloud")
-        for package in LAZY_PACKAGES:
-            _install_lazy_package(package)
+        with _LOCK:
+            for package in LAZY_PACKAGES:
+                _install_lazy_package(package)
     return getattr(_import(module), name)
 
 

@@ -55,6 +55,26 @@ def test_the_package_is_whole_for_code_that_imports_it_afterwards() -> None:
     assert loaded > 100 and exported > 500
 
 
+def test_threads_asking_the_package_meanwhile_wait_for_its_init() -> None:
+    # The local cloud serves from threads: none may see a half-initialised package.
+    out = run_fresh("""
+        import sys, threading
+        from vertexkit.runtime.gapic import aiplatform_v1 as lazy
+        lazy.Model
+        package = sys.modules["google.cloud.aiplatform_v1"]
+        names = ["JobServiceClient", "Endpoint", "PipelineJob", "Model", "DeployedModel"] * 4
+        found, start = [], threading.Barrier(len(names))
+        def ask(name):
+            start.wait()
+            found.append(getattr(package, name) is getattr(lazy, name))
+        threads = [threading.Thread(target=ask, args=(n,)) for n in names]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(len(found), all(found))
+    """)
+    assert out == "20 True"
+
+
 def test_names_already_imported_come_from_the_package_itself() -> None:
     out = run_fresh("""
         from google.cloud import aiplatform_v1
