@@ -109,6 +109,14 @@ def resolve(name: str) -> Any:
     return getattr(_import(module), name)
 
 
+def import_whole_package() -> types.ModuleType:
+    """The whole aiplatform_v1 package with its `__init__` run, lazy or not: what a warm worker
+    preloads (`importlib.import_module` would hand back a lazy package still lazy)."""
+    package = _import(PACKAGE)
+    _run_init(package)  # nothing to do for a package imported the usual way
+    return package
+
+
 class _Names:
     """`aiplatform_v1.X` for the runtime; each name resolved once."""
 

@@ -75,6 +75,21 @@ def test_threads_asking_the_package_meanwhile_wait_for_its_init() -> None:
     assert out == "20 True"
 
 
+@pytest.mark.parametrize("first", ["lazy-first", "plain-first"])
+def test_import_whole_package_runs_the_init_either_way(first: str) -> None:
+    before = "lazy.Model" if first == "lazy-first" else "import google.cloud.aiplatform_v1"
+    out = run_fresh(f"""
+        import sys
+        from vertexkit.runtime import gapic
+        from vertexkit.runtime.gapic import aiplatform_v1 as lazy
+        {before}
+        package = gapic.import_whole_package()
+        print(type(package).__name__, "JobServiceClient" in vars(package), len({TYPE_MODULES}))
+    """)
+    kind, whole, loaded = out.split()
+    assert (kind, whole) == ("module", "True") and int(loaded) > 100
+
+
 def test_names_already_imported_come_from_the_package_itself() -> None:
     out = run_fresh("""
         from google.cloud import aiplatform_v1
