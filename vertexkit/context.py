@@ -141,32 +141,32 @@ class CloudContext:
         aiplatform.init(project=self.project, location=self.region, **kwargs)
 
     def job_client(self) -> aiplatform_v1.JobServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.JobServiceClient)
 
     def model_client(self) -> aiplatform_v1.ModelServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.ModelServiceClient)
 
     def endpoint_client(self) -> aiplatform_v1.EndpointServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.EndpointServiceClient)
 
     def prediction_client(self) -> aiplatform_v1.PredictionServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.PredictionServiceClient)
 
     def pipeline_client(self) -> aiplatform_v1.PipelineServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.PipelineServiceClient)
 
     def dataset_client(self) -> aiplatform_v1.DatasetServiceClient:
-        from google.cloud import aiplatform_v1
+        from vertexkit.runtime.gapic import aiplatform_v1
 
         return self._gapic(aiplatform_v1.DatasetServiceClient)
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.context import CloudContext
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcp_resources import vertex_name_from_uri
 from vertexkit.runtime.jobs import JobApi, launch_and_wait
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job

@@ -12,9 +12,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.context import CloudContext
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcp_resources import (
     find_vertex_resource,
     record_vertex_resource,

@@ -16,18 +16,19 @@ import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
-from google.cloud import aiplatform_v1
+from typing import TYPE_CHECKING, Any
 
 from vertexkit.context import CloudContext
 from vertexkit.runtime import gcs_io
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcp_resources import find_vertex_resource, record_vertex_resource
 from vertexkit.runtime.prebuilt import load_prebuilt
 from vertexkit.specs import SpecError
 from vertexkit.specs.inputs import check_component_inputs
+
+if TYPE_CHECKING:  # numpy and pandas load when a function needs them, not on import
+    import numpy as np
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ class Evaluation:
 
 def read_table(ctx: CloudContext, uri: str, data_format: str = "") -> pd.DataFrame:
     """A gs:// file, directory or `*` glob of Parquet/CSV/JSONL as one DataFrame."""
+    import pandas as pd
+
     fs = ctx.gcs_filesystem()
     if "*" in uri:
         paths = sorted(fs.glob(uri))
@@ -110,6 +113,7 @@ def feature_columns(model_dir: Path, frame: pd.DataFrame, label_column: str) -> 
 def classification_metrics(
     y_true: list[Any], y_pred: list[Any], probabilities: np.ndarray | None, classes: list[Any]
 ) -> Evaluation:
+    import numpy as np
     from sklearn import metrics as m
 
     truth = np.asarray([str(v) for v in y_true])
@@ -154,6 +158,7 @@ def classification_metrics(
 
 
 def regression_metrics(y_true: list[float], y_pred: list[float]) -> Evaluation:
+    import numpy as np
     from sklearn import metrics as m
 
     truth = np.asarray(y_true, dtype=float)
@@ -175,6 +180,8 @@ def regression_metrics(y_true: list[float], y_pred: list[float]) -> Evaluation:
 
 def _class_outputs(predictor: Any, instances: list[list[Any]], raw: list[Any], truth: list[Any]):
     """Labels as served, and probabilities where the model can give them."""
+    import numpy as np
+
     model = getattr(predictor, "model", None)
     if raw and isinstance(raw[0], list):  # a booster answering class probabilities
         classes = sorted({str(v) for v in truth})
@@ -264,6 +271,7 @@ def _figure_png(figure: Any) -> str:
 
 def _plots(evaluation: Evaluation) -> list[tuple[str, str]]:
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

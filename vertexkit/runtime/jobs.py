@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.context import CloudContext
 from vertexkit.runtime.cancellation import cancel_on_sigterm
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcp_resources import find_vertex_resource, record_vertex_resource
 from vertexkit.runtime.polling import cap_for, poll_until
 

@@ -10,8 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from google.cloud import aiplatform_v1
-
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.operations import start_or_resume
 from vertexkit.specs import SpecError
 

@@ -11,9 +11,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.context import CloudContext
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcp_resources import vertex_resource_uri
 from vertexkit.runtime.operations import start_or_resume
 from vertexkit.specs import SpecError

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with the first model served: the local cloud imports this file
+    import numpy as np
 
 # Vertex's prebuilt prediction images: `<region>-docker.pkg.dev/vertex-ai/prediction/<fw>-...`
 # and the older `gcr.io/cloud-aiplatform/prediction/<fw>-...`.
@@ -81,6 +82,8 @@ def feature_matrix(
     The scikit-learn container calls `np.asarray(instances)` with no dtype (so a Pipeline may take
     string columns); the XGBoost one builds a DMatrix, which holds numbers only.
     """
+    import numpy as np
+
     for index, instance in enumerate(instances):
         if not isinstance(instance, list):
             kind = "a JSON object" if isinstance(instance, dict) else type(instance).__name__
@@ -115,6 +118,8 @@ class SklearnPredictor:
         self.width: int | None = getattr(self.model, "n_features_in_", None)
 
     def predict(self, instances: list[Any], parameters: Any = None) -> list[Any]:
+        import numpy as np
+
         features = feature_matrix(instances, self.width, "scikit-learn", numeric=False)
         return np.asarray(self.model.predict(features)).tolist()
 
@@ -142,6 +147,7 @@ class XGBoostPredictor:
         self.width = booster.num_features() or None
 
     def predict(self, instances: list[Any], parameters: Any = None) -> list[Any]:
+        import numpy as np
         import xgboost
 
         features = feature_matrix(instances, self.width, "XGBoost")

@@ -14,10 +14,9 @@ import logging
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.context import CloudContext
 from vertexkit.runtime import gcs_io
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.jobs import CUSTOM_JOB, TUNING_JOB, launch_and_wait
 from vertexkit.specs import SpecError, images, validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.inputs import check_component_inputs

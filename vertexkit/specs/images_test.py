@@ -149,3 +149,54 @@ def test_component_inputs_refuse_a_version_without_a_gpu_image(component: str) -
 )
 def test_component_inputs_accept_what_has_an_image(given: dict) -> None:
     check_component_inputs("custom_training_job", TRAINING_INPUTS | given)
+
+
+# -- drift against the aiplatform SDK's own table --------------------------------------------
+# images.json is the static table task processes read instead of importing
+# `google.cloud.aiplatform.constants` (about 2 s). The SDK (installed here) keeps its own list of
+# prebuilt prediction images; these tests read both and fail when they drift apart.
+def sdk_prediction_images() -> dict[str, dict[str, dict[str, str]]]:
+    """{framework: {kind: {version: URI}}} of the SDK's us-docker prediction images."""
+    from google.cloud.aiplatform.constants import prediction
+
+    by_region = prediction._SERVING_CONTAINER_URI_MAP
+    return {
+        framework: {kind.upper(): dict(versions) for kind, versions in kinds.items()}
+        for framework, kinds in by_region["us"].items()
+    }
+
+
+def sdk_kinds() -> list[tuple[str, str]]:
+    return sorted((f, k) for f, kinds in sdk_prediction_images().items() for k in kinds)
+
+
+def newest(versions: object) -> str:
+    return max(versions, key=images.version_key)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "kind", "uri"),
+    [
+        (framework, version, kind, uri)
+        for framework, versions in images.image_tables().prediction.items()
+        for version, kinds in versions.items()
+        for kind, uri in kinds.items()
+        if kind != "TPU"  # the SDK lists no TPU prediction images at all
+    ],
+)
+def test_every_prediction_image_is_the_one_the_sdk_lists(
+    framework: str, version: str, kind: str, uri: str
+) -> None:
+    assert sdk_prediction_images()[framework][kind].get(version) == uri
+
+
+@pytest.mark.parametrize(("framework", "kind"), sdk_kinds())
+def test_the_newest_prediction_image_is_the_sdks_newest(framework: str, kind: str) -> None:
+    # A new SDK that adds a version (sklearn 1.7, ...) fails here: add its row to images.json.
+    ours = images.image_tables().prediction[framework]
+    having = [version for version, kinds in ours.items() if kind in kinds]
+    assert newest(having) == newest(sdk_prediction_images()[framework][kind])
+
+
+def test_every_sdk_framework_has_prediction_images() -> None:
+    assert set(sdk_prediction_images()) == set(images.image_tables().prediction)
