@@ -95,7 +95,14 @@ def preload(module: str) -> None:
     if module == "matplotlib.pyplot":
         os.environ.setdefault("MPLBACKEND", "Agg")  # headless, as every task runs
     with contextlib.suppress(Exception):  # a module that cannot load here fails in its task
-        importlib.import_module(module)
+        if module == "google.cloud.aiplatform_v1":
+            # vertexkit.runtime may have made it a lazy package (vertexkit.runtime.gapic), which
+            # import_module would hand back still lazy: every child would pay its __init__.
+            from vertexkit.runtime import gapic
+
+            gapic.import_whole_package()
+        else:
+            importlib.import_module(module)
 
 
 class Worker:

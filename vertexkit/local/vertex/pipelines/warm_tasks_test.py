@@ -39,6 +39,9 @@ def probe() -> str:
             "flavour": os.environ.get("FLAVOUR"),
             "draw": float(numpy.random.random()),
             "argv0": sys.argv[0],
+            # the package init already run: the full worker's preload must not leave it lazy
+            "aiplatform_v1_ready": "ModelServiceClient"
+            in getattr(sys.modules.get("google.cloud.aiplatform_v1"), "__dict__", {}),
         }
     )
 
@@ -179,14 +182,14 @@ def test_close_ends_an_idle_worker_without_killing_it(tmp_path) -> None:
     assert worker.process.returncode == 0  # it left on its own: close() did not have to kill it
 
 
-def _parent_of_probe(workers, tmp_path: Path, name: str) -> int:
+def _probe(workers, tmp_path: Path, name: str) -> dict:
     folder = tmp_path / name
     call = kfp_call(_lightweight(probe, folder / "outputs"))
     (folder / "tmp").mkdir()
     code = workers.run(call, {**os.environ, "TMPDIR": str(folder / "tmp")}, folder / "tmp", print)
     assert code == 0
     output = json.loads((folder / "outputs" / "executor_output.json").read_text())
-    return json.loads(output["parameterValues"]["Output"])["parent"]
+    return json.loads(output["parameterValues"]["Output"])
 
 
 @needs_fork
@@ -194,13 +197,14 @@ def test_tasks_go_to_the_full_worker_once_it_has_preloaded_else_to_the_light_one
     workers = WarmWorkers(dict(os.environ))
     try:
         assert workers.full.preloaded(timeout=300)
-        assert _parent_of_probe(workers, tmp_path, "warm") == workers.full.process.pid
+        warm = _probe(workers, tmp_path, "warm")
+        assert warm["parent"] == workers.full.process.pid and warm["aiplatform_v1_ready"]
         workers.full.process.kill()
         workers.full.process.wait()
-        assert _parent_of_probe(workers, tmp_path, "light") == workers.light.process.pid
+        assert _probe(workers, tmp_path, "light")["parent"] == workers.light.process.pid
         workers.light.process.kill()
         workers.light.process.wait()
         with pytest.raises(WorkerGone):
-            _parent_of_probe(workers, tmp_path, "none")
+            _probe(workers, tmp_path, "none")
     finally:
         workers.close()
