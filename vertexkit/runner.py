@@ -4,7 +4,9 @@ One path for both targets (`run_pipeline_job`, `submit_vertex_job`): the request
 `aiplatform.PipelineJob` builds (parameters, pipeline root, the caching rewrite of every task),
 created as a PipelineJob and followed to its end with `vertexkit.pipeline_jobs.follow`. Locally
 the job is created through the GAPIC client on an in-process local cloud, which runs it with
-`kfp.local` in a separate process and reports every task the way Vertex does.
+`kfp.local` in a separate process and reports every task the way Vertex does. A local run builds
+that request itself (`pipeline_job_request`) rather than importing the SDK for it (about 2 s of
+CPU before the job exists); `runner_test.py` holds it equal to the SDK's.
 
 Tests, the notebook and the benchmarks run pipelines this same way: there is no other local
 path.
@@ -12,23 +14,26 @@ path.
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from vertexkit.compiler import DEFAULT_IMAGE, compile_to_text
 from vertexkit.context import CloudContext
-from vertexkit.pipeline_params import input_parameters, parse_params
+from vertexkit.pipeline_params import input_parameters, parse_params, pipeline_spec
 from vertexkit.pipeline_registry import short_name
 from vertexkit.preflight import check_data, check_pipeline
 
 PIPELINE_BUCKET_SUFFIX = "-vertexkit-pipelines"
+# The job IDs `aiplatform.PipelineJob` accepts (google.cloud.aiplatform.constants.pipeline).
+VALID_JOB_ID = re.compile("^[a-z][-a-z0-9]{0,127}$", re.IGNORECASE)
 # What every run fills in from its target when the pipeline declares them (`target_parameters`).
 TARGET_PARAMETERS = frozenset({"project", "location", "gcs_root"})
 
@@ -50,8 +55,7 @@ def prepare(name_or_ref: str, assignments: list[str], image: str | None = None) 
     """Compiles the pipeline and parses its parameters: every check before anything is created."""
     pipeline_yaml = compile_to_text(name_or_ref, image)
     params = parse_params(pipeline_yaml, assignments, filled_by_target=TARGET_PARAMETERS)
-    spec = next(iter(yaml.safe_load_all(pipeline_yaml)))
-    check_pipeline(spec, effective_values(pipeline_yaml, params))
+    check_pipeline(pipeline_spec(pipeline_yaml), effective_values(pipeline_yaml, params))
     return pipeline_yaml, params
 
 
@@ -92,8 +96,6 @@ def run_pipeline_job(
     prediction to the deployed endpoint). A failed or cancelled job raises PipelineJobFailed
     naming the failed tasks; Ctrl-C cancels the job before the local cloud stops.
     """
-    from google.auth.credentials import AnonymousCredentials
-
     from vertexkit import pipeline_jobs
     from vertexkit.local import LocalCloud
 
@@ -107,7 +109,7 @@ def run_pipeline_job(
         check_data(context, effective_values(pipeline_yaml, filled))  # before creating anything
         cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
         with _patched_environ(cloud.env()):
-            sdk_job = build_vertex_job(
+            sdk_job_id, body = pipeline_job_request(
                 name,
                 params,
                 pipeline_yaml,
@@ -115,15 +117,13 @@ def run_pipeline_job(
                 context.region,
                 root_uri,
                 enable_caching=enable_caching,
-                work_dir=cloud.home / "pipelines",
-                credentials=AnonymousCredentials(),  # built offline, sent by the GAPIC client
                 labels=_max_parallel_label(max_parallel),
             )
-            request = pipeline_jobs.request_from_sdk_job(sdk_job)
+            _write_template(cloud.home / "pipelines", name, pipeline_yaml)
             # The SDK's job ID has one-second resolution; a scheduled run or a quick rerun in the
             # same second would collide (409), so local runs add a short random suffix.
-            job_id = f"{sdk_job.job_id}-{uuid.uuid4().hex[:6]}"
-            job_name = pipeline_jobs.create_job(context, request, job_id)
+            job_id = f"{sdk_job_id}-{uuid.uuid4().hex[:6]}"
+            job_name = pipeline_jobs.create_job(context, _as_request(body), job_id)
             emit(f"created {job_name}")
             emit(f"console: {cloud.url}/console/{job_name}")  # live while the run goes on
             try:
@@ -208,6 +208,104 @@ def target_parameters(
 
 def declared_parameters(pipeline_yaml: str) -> set[str]:
     return set(input_parameters(pipeline_yaml))
+
+
+def pipeline_job_request(
+    name_or_ref: str,
+    params: dict[str, Any],
+    pipeline_yaml: str,
+    project: str,
+    region: str,
+    pipeline_root: str,
+    enable_caching: bool | None = None,
+    labels: dict[str, str] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The job ID and the PipelineJob (Vertex's JSON) that `build_vertex_job`'s
+    `aiplatform.PipelineJob` sends, built without importing the SDK (about 2 s of CPU on a local
+    run). The same display name, labels, runtime config and caching rewrite, in the SDK's
+    order; `runner_test.py` holds the two equal. Compiled pipelines are schema 2.1.0 and up, so
+    parameters go in `parameterValues` as plain values, as the SDK sends them there."""
+    if not pipeline_root.startswith("gs://"):
+        raise ValueError(f"--pipeline-root must be a gs:// URI, got {pipeline_root!r}")
+    name = short_name(name_or_ref)
+    display_name = f"vertexkit-{name}"
+    _check_sdk_arguments(display_name, labels)
+    spec = pipeline_spec(pipeline_yaml)
+    values = target_parameters(
+        pipeline_yaml, params, project, region, f"{pipeline_root.rstrip('/')}/{name}"
+    )
+    runtime_config = {
+        "gcsOutputDirectory": pipeline_root,
+        "parameterValues": _parameter_values(spec, values),
+        "inputArtifacts": {},
+    }
+    job_id = _sdk_job_id(spec)
+    if enable_caching is not None:
+        _set_caching(spec, enable_caching)
+    body = {"displayName": display_name, "pipelineSpec": spec, "runtimeConfig": runtime_config}
+    if labels:
+        body["labels"] = dict(labels)
+    return job_id, body
+
+
+def _check_sdk_arguments(display_name: str, labels: dict[str, str] | None) -> None:
+    """The SDK's own refusals (`utils.validate_display_name`, `validate_labels`), word for word."""
+    if len(display_name) > 128:
+        raise ValueError("Display name needs to be less than 128 characters.")
+    for key, value in (labels or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(
+                f'Expect labels to be a mapping of string key value pairs. Got "{labels}".'
+            )
+
+
+def _parameter_values(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """`PipelineRuntimeConfigBuilder.build()`: None values left out, undeclared ones refused."""
+    declared = (spec.get("root") or {}).get("inputDefinitions", {}).get("parameters", {})
+    for key in values:
+        if key not in declared:
+            raise ValueError(
+                f"The pipeline parameter {key} is not found in the pipeline job input definitions."
+            )
+    return {key: copy.deepcopy(value) for key, value in values.items() if value is not None}
+
+
+def _sdk_job_id(spec: dict[str, Any]) -> str:
+    """`<pipeline name>-<local time to the second>`, as `aiplatform.PipelineJob` names a job."""
+    pipeline_name = spec["pipelineInfo"]["name"]
+    slug = re.sub("[^-0-9a-z]+", "-", pipeline_name.lower()).lstrip("-").rstrip("-")
+    job_id = f"{slug}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
+    if not VALID_JOB_ID.match(job_id):
+        raise ValueError(
+            f"Generated job ID: {job_id} is illegal as a Vertex pipelines job ID. "
+            "Expecting an ID following the regex pattern "
+            f'"{VALID_JOB_ID.pattern[1:-1]}"'
+        )
+    return job_id
+
+
+def _set_caching(spec: dict[str, Any], enable_caching: bool) -> None:
+    """The SDK's `_set_enable_caching_value`: every task of every DAG gets the one option."""
+    for component in [spec["root"], *spec["components"].values()]:
+        if "dag" in component:
+            for task in component["dag"]["tasks"].values():
+                task["cachingOptions"] = {"enableCache": enable_caching}
+
+
+def _as_request(body: dict[str, Any]) -> Any:
+    """Vertex's JSON as the `aiplatform_v1.PipelineJob` the GAPIC client sends."""
+    from google.cloud import aiplatform_v1
+    from google.protobuf import json_format
+
+    message = aiplatform_v1.PipelineJob()
+    json_format.ParseDict(body, aiplatform_v1.PipelineJob.pb(message))
+    return message
+
+
+def _write_template(work_dir: Path, name: str, pipeline_yaml: str) -> None:
+    """The compiled YAML beside the job, where the SDK's template file was written."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / f"{name}.yaml").write_text(pipeline_yaml)
 
 
 def build_vertex_job(

@@ -3,7 +3,10 @@ decision, the endpoint and a sample prediction.
 
 Everything comes from the finished PipelineJob (its task details, resolved to the pipeline's
 outputs by `vertexkit.pipeline_jobs.pipeline_outputs`), so it reads the same for every pipeline
-and for a job on Vertex AI; the endpoint is found by its display name through the SDK.
+and for a job on Vertex AI. The endpoint is found by its display name and asked for a prediction
+through the `aiplatform_v1` clients, with the same requests and the same reading of the answer as
+`aiplatform.Endpoint.list(...)[-1].predict(...)`: the SDK itself would cost about 2 s of CPU to
+import for three calls.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def summarize(console: Console, run: FinishedRun) -> None:
     table.add_row("artifacts", f"{run.pipeline_root}/")
     endpoint = _endpoint(run)
     if endpoint is not None:
-        table.add_row("endpoint", endpoint.resource_name)
+        table.add_row("endpoint", endpoint.name)
         instance, prediction = _sample_prediction(run, endpoint)
         if instance is not None:
             table.add_row("sample instance", json.dumps(instance, default=str))
@@ -51,14 +54,16 @@ def summarize(console: Console, run: FinishedRun) -> None:
 
 
 def _endpoint(run: FinishedRun) -> Any | None:
-    from google.cloud import aiplatform
-
+    """The last public endpoint with the run's display name, as `aiplatform.Endpoint.list`
+    lists them (endpoints on a private network or Private Service Connect left out)."""
     name = run.params.get("endpoint_display_name")
     if not name:
         return None
-    run.context.init_aiplatform()
-    endpoints = aiplatform.Endpoint.list(filter=f'display_name="{name}"')
-    return endpoints[-1] if endpoints else None
+    listed = run.context.endpoint_client().list_endpoints(
+        request={"parent": run.context.parent, "filter": f'display_name="{name}"'}
+    )
+    public = [e for e in listed if not e.network and not e.private_service_connect_config]
+    return public[-1] if public else None
 
 
 def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, Any]:
@@ -66,10 +71,10 @@ def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, An
     import pandas as pd
 
     test_data = run.outputs.get("test_data")
-    deployed = endpoint.list_models()
+    deployed = list(endpoint.deployed_models)
     if test_data is None or not deployed:
         return None, None
-    model_dir = _model_dir(deployed[0])
+    model_dir = _model_dir(run, deployed[0])
     columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
     filesystem = run.context.gcs_filesystem()
     shards = filesystem.glob(test_data["uri"])  # the export writes `data-*.parquet` shards
@@ -82,15 +87,21 @@ def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, An
         None if pd.isna(row[c]) else row[c].item() if hasattr(row[c], "item") else row[c]
         for c in columns
     ]
-    response = endpoint.predict(instances=[instance])
-    return instance, response.predictions[0]
+    return instance, _predict(run, endpoint.name, instance)
 
 
-def _model_dir(deployed_model: Any) -> str:
-    from google.cloud import aiplatform
+def _predict(run: FinishedRun, endpoint_name: str, instance: list) -> Any:
+    """`Endpoint.predict`: the instance must be JSON, the first prediction read as plain JSON."""
+    from google.protobuf import json_format
 
+    json.dumps({"instances": [instance]})  # the SDK's own check: a TypeError names the value
+    response = run.context.prediction_client().predict(endpoint=endpoint_name, instances=[instance])
+    return json_format.MessageToDict(type(response).pb(response).predictions[0])
+
+
+def _model_dir(run: FinishedRun, deployed_model: Any) -> str:
     version = f"{deployed_model.model}@{deployed_model.model_version_id}"
-    return aiplatform.Model(version).uri.rstrip("/")
+    return run.context.model_client().get_model(name=version).artifact_uri.rstrip("/")
 
 
 def _read_text(run: FinishedRun, uri: str) -> str:

@@ -1,0 +1,123 @@
+"""A local run builds its PipelineJob without the aiplatform SDK: the request must stay the one
+`aiplatform.PipelineJob` builds for `--vertex` (both real: the SDK is installed here).
+
+No `from __future__ import annotations`: kfp reads the component's annotations as types."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.auth.credentials import AnonymousCredentials
+from kfp import dsl
+
+from vertexkit import pipeline_jobs, runner
+from vertexkit.compiler import compile_to_text
+
+
+@dsl.component
+def _echo(text: str) -> str:
+    return text
+
+
+@dsl.pipeline(name="Typed Params_pipeline!")
+def typed_pipeline(
+    project: str,
+    gcs_root: str,
+    count: int = 3,
+    rate: float = 0.5,
+    flag: bool = False,
+    tags: list = [],  # noqa: B006 - a pipeline default, compiled into the spec
+    options: dict = {},  # noqa: B006
+    note: str = "",
+) -> None:
+    first = _echo(text=note)
+    _echo(text=first.output).set_caching_options(False)
+
+
+TYPED = "vertexkit.runner_test:typed_pipeline"
+ROOT = "gs://bucket/root"
+
+
+def _sdk_request(name: str, params: dict, caching: bool | None, labels: Any, tmp: Path) -> dict:
+    job = runner.build_vertex_job(
+        name,
+        params,
+        compile_to_text(name),
+        "my-project",
+        "us-central1",
+        ROOT,
+        enable_caching=caching,
+        work_dir=tmp,
+        credentials=AnonymousCredentials(),
+        labels=labels,
+    )
+    return {"id": job.job_id, "job": pipeline_jobs.as_dict(pipeline_jobs.request_from_sdk_job(job))}
+
+
+def _our_request(name: str, params: dict, caching: bool | None, labels: Any) -> dict:
+    job_id, body = runner.pipeline_job_request(
+        name,
+        params,
+        compile_to_text(name),
+        "my-project",
+        "us-central1",
+        ROOT,
+        enable_caching=caching,
+        labels=labels,
+    )
+    return {"id": job_id, "job": pipeline_jobs.as_dict(runner._as_request(body))}
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "caching", "labels"),
+    [
+        ("training", {}, None, None),
+        ("training", {"n_estimators": 7, "machine_type": "n1-standard-8"}, True, None),
+        ("training", {}, False, {"vertexkit-max-parallel": "2"}),
+        (TYPED, {"count": 5, "rate": 0.25, "flag": True, "note": "x"}, None, {"team": "ml"}),
+        (TYPED, {"tags": ["a", 1], "options": {"k": [1, 2.5]}}, False, None),
+        (TYPED, {"note": None}, True, None),
+    ],
+    ids=["defaults", "params-caching-on", "caching-off-labels", "scalars", "structs", "none"],
+)
+def test_the_local_request_is_the_sdks(
+    tmp_path: Path, name: str, params: dict, caching: bool | None, labels: Any
+) -> None:
+    ours = _our_request(name, params, caching, labels)
+    sdk = _sdk_request(name, params, caching, labels, tmp_path)
+    if ours["id"] != sdk["id"]:  # built on either side of a second boundary
+        ours = _our_request(name, params, caching, labels)
+    assert ours == sdk
+
+
+@pytest.mark.parametrize(
+    ("name", "labels", "root", "message"),
+    [
+        (f"my_module:{'x' * 130}", None, ROOT, "Display name needs to be less than 128"),
+        ("training", {"team": 5}, ROOT, "Expect labels to be a mapping of string key value"),
+        ("training", None, "/tmp/root", "--pipeline-root must be a gs:// URI"),
+    ],
+    ids=["display-name-too-long", "label-not-a-string", "root-not-gs"],
+)
+def test_the_local_request_refuses_what_the_sdk_refuses(
+    tmp_path: Path, name: str, labels: Any, root: str, message: str
+) -> None:
+    pipeline_yaml = compile_to_text("training")
+    with pytest.raises(ValueError) as ours:
+        runner.pipeline_job_request(
+            name, {}, pipeline_yaml, "p", "us-central1", root, labels=labels
+        )
+    with pytest.raises(ValueError) as sdk:
+        runner.build_vertex_job(
+            name,
+            {},
+            pipeline_yaml,
+            "p",
+            "us-central1",
+            root,
+            work_dir=tmp_path,
+            credentials=AnonymousCredentials(),
+            labels=labels,
+        )
+    assert str(ours.value) == str(sdk.value)
+    assert message in str(ours.value)
