@@ -295,6 +295,25 @@ def _install_task_handler(settings: dict[str, Any], workers: WarmWorkers | None)
     warnings.filterwarnings("ignore", message=r".*settings \['display_name'\] have no effect")
 
 
+# The aiplatform SDK named in a component's source (not the `aiplatform_v1` GAPIC package).
+_SDK_IMPORT = re.compile(
+    r"\bgoogle\.cloud\.aiplatform\b|from\s+google\.cloud\s+import\s+[^\n]*\baiplatform\b"
+)
+
+
+def uses_sdk(pipeline_spec: dict) -> bool:
+    """Whether a task of the run would import the aiplatform SDK: a GCPC operator's launcher,
+    or a component whose source imports it (the full worker then preloads it)."""
+    executors = pipeline_spec.get("deploymentSpec", {}).get("executors", {})
+    for executor in executors.values():
+        container = executor.get("container") or {}
+        if str(container.get("image", "")).startswith(task_handler.GCPC_IMAGES):
+            return True
+        if any(_SDK_IMPORT.search(str(part)) for part in container.get("command", [])):
+            return True
+    return False
+
+
 def _start_task_workers(settings: dict[str, Any]) -> WarmWorkers | None:
     """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
     Started first, so they import their modules while the driver imports kfp.local."""
@@ -307,7 +326,7 @@ def _start_task_workers(settings: dict[str, Any]) -> WarmWorkers | None:
     gcs_mount = storage_root(settings)
     if gcs_mount:
         env[GCS_MOUNT_ENV] = gcs_mount
-    return WarmWorkers(env)
+    return WarmWorkers(env, with_sdk=uses_sdk(settings["pipelineSpec"]))
 
 
 def run(job_dir: Path) -> int:

@@ -1,8 +1,10 @@
 """The pipeline driver's pure parts: task labels, numbers, the storage mount."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from kfp import dsl
 
 from vertexkit.local.vertex.pipelines.driver import (
     _typed_parameters,
@@ -10,6 +12,8 @@ from vertexkit.local.vertex.pipelines.driver import (
     task_label,
     whole_numbers_as_int,
 )
+
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize(
@@ -78,3 +82,37 @@ def test_root_parameters_are_typed_by_the_spec() -> None:
 )
 def test_storage_root(root: str, uri: str | None, expected: str | None) -> None:
     assert storage_root({"pipelineRoot": root, "pipelineRootUri": uri}) == expected
+
+
+def _spec(pipeline) -> dict:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(pipeline.pipeline_spec)
+
+
+@dsl.component(base_image="python:3.11")
+def with_sdk() -> str:
+    from google.cloud import aiplatform
+
+    return aiplatform.__name__
+
+
+@dsl.component(base_image="python:3.11")
+def with_gapic() -> str:
+    from google.cloud import aiplatform_v1
+
+    return aiplatform_v1.__name__
+
+
+def test_the_full_worker_preloads_the_sdk_only_for_runs_that_use_it() -> None:
+    import yaml
+    from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp
+
+    from vertexkit.local.vertex.pipelines.driver import uses_sdk
+
+    assert uses_sdk(_spec(with_sdk))
+    assert uses_sdk(_spec(EndpointCreateOp))
+    assert not uses_sdk(_spec(with_gapic))
+    for name in ("training", "tuning", "retraining"):
+        compiled = yaml.safe_load((REPO / "compiled" / f"{name}.yaml").read_text())
+        assert not uses_sdk(compiled), name  # the built-in components use aiplatform_v1 only

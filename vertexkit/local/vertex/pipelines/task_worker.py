@@ -1,13 +1,14 @@
 """A warm task worker: imports what pipeline tasks use once, then forks a child per task.
 
-    python -m vertexkit.local.vertex.pipelines.task_worker FD light|full
+    python -m vertexkit.local.vertex.pipelines.task_worker FD light|full|sdk
 
 A task process started from nothing spends most of its life importing: kfp's executor, the
 Google clients, vertexkit.runtime, pandas and sklearn cost 1-4 s a task, and a no-op component
 forked from a process that already holds them starts in about 20 ms. The driver starts two
 workers per pipeline run (its side is `warm_tasks`): a `light` one that imports kfp's executor
 only and is ready in about half a second, and a `full` one that imports every module of
-`PRELOAD` (several seconds); tasks go to the light one until the full one says it is ready. A
+`PRELOAD` (several seconds; `SDK_PRELOAD` adds the aiplatform SDK for runs that use it); tasks
+go to the light one until the full one says it is ready. A
 single worker importing everything would make the first tasks wait behind imports they may not
 need (a no-op component behind sklearn).
 
@@ -47,7 +48,7 @@ from typing import NoReturn
 
 MESSAGE_BYTES = 65536
 LIGHT_PRELOAD = ("kfp.dsl.executor_main", "vertexkit.local.vertex.pipelines.task_main")
-# What the built-in components and GCPC's launchers import; one that is not installed is skipped.
+# What the built-in components import; one that is not installed is skipped.
 PRELOAD = (
     *LIGHT_PRELOAD,
     "google_cloud_pipeline_components.types.artifact_types",
@@ -66,12 +67,16 @@ PRELOAD = (
     "vertexkit.runtime.evaluation",
     "sklearn.metrics",
     "matplotlib.pyplot",
+)
+# The aiplatform SDK (1.5 s of CPU): for runs with GCPC operators or components that use it.
+SDK_PRELOAD = (
+    *PRELOAD,
     "vertexkit.local.vertex.pipelines.gcpc_main",
     "google.cloud.aiplatform",
     "google_cloud_pipeline_components.container.v1.gcp_launcher.job_remote_runner",
     "google_cloud_pipeline_components.container.v1.gcp_launcher.lro_remote_runner",
 )
-PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD}
+PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD, "sdk": SDK_PRELOAD}
 KFP_TASK = "kfp"
 GCPC_TASK = "gcpc"
 

@@ -237,9 +237,9 @@ def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
 class WarmWorkers:
     """The run's light and full workers, and which one takes a task (see the module doc)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], with_sdk: bool = False) -> None:
         self.light = TaskWorker(env, "light")
-        self.full = TaskWorker(env, "full")
+        self.full = TaskWorker(env, "sdk" if with_sdk else "full")
 
     def run(
         self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
