@@ -100,7 +100,7 @@ def run_pipeline_job(
     from vertexkit.local import LocalCloud
 
     name = short_name(name_or_ref)
-    with LocalCloud(home=home) as cloud:
+    with LocalCloud(home=home, standby_driver=True) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
         filled = target_parameters(

@@ -55,8 +55,12 @@ class LocalCloud:
         port: int = 0,
         project: str = DEFAULT_PROJECT,
         region: str = "us-central1",
+        standby_driver: bool = False,
     ) -> None:
+        """`standby_driver`: start a pipeline driver and its task workers at once, for a
+        pipeline job that is about to be created (`vertex/pipelines/standby.py`)."""
         self.home = Path(home).resolve() if home else default_home()
+        self._standby_driver = standby_driver
         self.project = project
         self.region = region
         self._requested_port = port
@@ -99,6 +103,8 @@ class LocalCloud:
             if not self._thread.is_alive():
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
+        if self._standby_driver:
+            self.vertex.backend.driver_standby.start()
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
         self._warm_up.start()

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import ProcessGroups
 from vertexkit.local.vertex.operations import Operations
+from vertexkit.local.vertex.pipelines.standby import DriverStandby
 from vertexkit.local.vertex.store import ResourceStore
 
 if TYPE_CHECKING:
@@ -27,6 +29,14 @@ class VertexBackend:
         self.processes.end_leftovers()
         self.storage = storage
         self.cloud = cloud
+        self.driver_standby = DriverStandby(
+            self.processes, self.driver_env, storage.home, home / "pipelineJobs" / "standby.log"
+        )
+
+    def driver_env(self) -> dict[str, str]:
+        """The environment of a pipeline driver (and so of its tasks)."""
+        return process_env(self.cloud.env(), {"PYTHONUNBUFFERED": "1"})
 
     def close(self) -> None:
+        self.driver_standby.close()
         self.store.close()

@@ -314,24 +314,32 @@ def uses_sdk(pipeline_spec: dict) -> bool:
     return False
 
 
-def _start_task_workers(settings: dict[str, Any]) -> WarmWorkers | None:
+def _start_task_workers(gcs_mount: str | None, with_sdk: bool) -> WarmWorkers | None:
     """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
     Started first, so they import their modules while the driver imports kfp.local."""
-    if not settings.get("warmTasks", True):
-        return None
     if not fork_available():
         print(f"tasks run in plain processes: fork is not available on {sys.platform}")
         return None
     env = dict(os.environ)
-    gcs_mount = storage_root(settings)
     if gcs_mount:
         env[GCS_MOUNT_ENV] = gcs_mount
-    return WarmWorkers(env, with_sdk=uses_sdk(settings["pipelineSpec"]))
+    return WarmWorkers(env, with_sdk=with_sdk)
+
+
+def _read_settings(job_dir: Path) -> dict[str, Any]:
+    return json.loads((job_dir / RUN_FILE).read_text())
 
 
 def run(job_dir: Path) -> int:
-    settings = json.loads((job_dir / RUN_FILE).read_text())
-    workers = _start_task_workers(settings)
+    settings = _read_settings(job_dir)
+    workers = None
+    if settings.get("warmTasks", True):
+        workers = _start_task_workers(storage_root(settings), uses_sdk(settings["pipelineSpec"]))
+    return run_with(job_dir, settings, workers)
+
+
+def run_with(job_dir: Path, settings: dict[str, Any], workers: WarmWorkers | None) -> int:
+    """Runs the job with these task workers (None: plain processes); closes them at the end."""
     try:
         events = EventLog(job_dir / EVENTS_FILE)
         recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))
@@ -343,6 +351,43 @@ def run(job_dir: Path) -> int:
     finally:
         if workers is not None:
             workers.close()
+
+
+def standby(storage_home: str) -> int:
+    """A driver started before its job (see `standby`): workers and kfp.local first, then the
+    job's folder, one line on stdin (none: the local cloud closed without a job for it)."""
+    workers = _start_task_workers(storage_home, with_sdk=False)
+    _import_kfp_local()
+
+    line = sys.stdin.readline().strip()
+    if not line:
+        if workers is not None:
+            workers.close()
+        return 0
+    job_dir = Path(line)
+    _log_to(job_dir / "driver.log")
+    settings = _read_settings(job_dir)
+    if workers is not None and not settings.get("warmTasks", True):
+        workers.close()
+        workers = None
+    return run_with(job_dir, settings, workers)
+
+
+def _import_kfp_local() -> None:
+    """What `run_with` imports, so the standby has done it when its job comes."""
+    from kfp import components, local  # noqa: F401
+    from kfp.local import executor_input_utils, importer_handler, placeholder_utils  # noqa: F401
+    from kfp.local.orchestrator import task_executor  # noqa: F401
+
+
+def _log_to(path: Path) -> None:
+    """This process's stdout and stderr to `path` from now on (the job's driver log)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
@@ -368,14 +413,15 @@ def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
     return 0
 
 
-def main(job_dir: Path) -> None:
-    """Runs the job, then leaves without tearing the interpreter down: every event is flushed
-    (EventLog writes through), and the local cloud marks the job ended when this process ends."""
-    code = run(job_dir)
+def main(argv: list[str]) -> None:
+    """`JOB_DIR`, or `--standby STORAGE_HOME`. Runs the job, then leaves without tearing the
+    interpreter down: every event is flushed (EventLog writes through), and the local cloud
+    marks the job ended when this process ends."""
+    code = standby(argv[1]) if argv[0] == "--standby" else run(Path(argv[0]))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(sys.argv[1:])

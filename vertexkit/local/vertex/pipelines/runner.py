@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models, placeholders
@@ -130,7 +129,13 @@ class PipelineRunner:
                 models.set_state(job, models.PENDING)
 
         self.backend.store.mutate(name, launch)
-        env = process_env(self.backend.cloud.env(), {"PYTHONUNBUFFERED": "1"})
+        process = self.backend.driver_standby.take(job_dir) or self._spawn_driver(name, job_dir)
+        with self._lock:
+            self._processes[name] = process
+        return process
+
+    def _spawn_driver(self, name: str, job_dir: Path) -> Group:
+        env = self.backend.driver_env()
         with (job_dir / "driver.log").open("ab") as log:
             # Its own process group (the task processes join it): cancel ends them all.
             process = self.backend.processes.spawn(
@@ -141,8 +146,6 @@ class PipelineRunner:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
-        with self._lock:
-            self._processes[name] = process
         return process
 
     def _kill(self, name: str) -> None:
