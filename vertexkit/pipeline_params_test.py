@@ -79,3 +79,19 @@ def test_set_image_rewrites_every_executor(probe_yaml: str) -> None:
     assert "vertexkit/runtime:0.1.0" not in rewritten
     assert "europe-docker.pkg.dev/p/r/vertexkit:1" in rewritten
     assert set(input_parameters(rewritten)) == {"text", "count", "ratio", "flag", "tags"}
+
+
+def test_pipeline_spec_is_a_fresh_dict_each_time_and_reads_yaml_dates() -> None:
+    import datetime
+
+    from vertexkit.pipeline_params import pipeline_spec
+
+    text = "root:\n  inputDefinitions:\n    parameters:\n      day: {defaultValue: 2024-01-02}\n"
+    first = pipeline_spec(text)
+    assert first["root"]["inputDefinitions"]["parameters"]["day"]["defaultValue"] == (
+        datetime.date(2024, 1, 2)  # what yaml.safe_load reads: JSON could not hold it
+    )
+    plain = "root: {dag: {tasks: {a: {}}}}\n"
+    changed = pipeline_spec(plain)
+    changed["root"]["dag"]["tasks"].clear()
+    assert pipeline_spec(plain) == {"root": {"dag": {"tasks": {"a": {}}}}}
