@@ -366,6 +366,7 @@ def standby(storage_home: str) -> int:
         return 0
     job_dir = Path(line)
     _log_to(job_dir / "driver.log")
+    print(f"standby driver {os.getpid()}: running {job_dir.name}", flush=True)
     settings = _read_settings(job_dir)
     if workers is not None and not settings.get("warmTasks", True):
         workers.close()

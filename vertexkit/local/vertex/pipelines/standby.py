@@ -50,6 +50,11 @@ class DriverStandby:
             if self._group is None:
                 self._group = self._spawn()
 
+    def waiting(self) -> int | None:
+        """The pid of the standby driver waiting for a job, if any."""
+        with self._lock:
+            return self._group.pid if self._group is not None else None
+
     def take(self, job_dir: Path) -> Group | None:
         """The standby driver, now running the job in `job_dir`; None when there is none (or it
         has died), and the caller starts a driver of its own."""
