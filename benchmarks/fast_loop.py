@@ -129,7 +129,16 @@ def read_verbs(home: Path) -> None:
         stopped_cpu(server)
 
 
+def interruptible_children() -> None:
+    """Started in the background by a non-interactive shell, this process ignores SIGINT and its
+    children would inherit that: a bare server stopped with SIGINT would never end. A handler
+    here is reset to the default in each child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main() -> None:
+    interruptible_children()
     with tempfile.TemporaryDirectory() as home:
         startup(Path(home) / "startup")
         read_verbs(Path(home) / "verbs")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -507,16 +506,8 @@ def measure(work: Path) -> tuple[list[Figure], list[str]]:
     return figures, [*training_notes, *per_task_notes]
 
 
-def interruptible_children() -> None:
-    """Started in the background by a non-interactive shell, this process ignores SIGINT and its
-    children would inherit that: a bare server stopped with SIGINT would never end. A handler
-    here is reset to the default in each child."""
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def main() -> list[Figure]:
-    interruptible_children()
+    fast_loop.interruptible_children()
     with tempfile.TemporaryDirectory(prefix="vertexkit-local-loop-") as scratch:
         figures, notes = measure(Path(scratch))
     print(format_table(figures))
