@@ -86,7 +86,7 @@ def run_pipeline_job(
     while_running: Callable[[FinishedRun], None] | None = None,
     max_parallel: int | None = None,
 ) -> FinishedRun:
-    """Creates a PipelineJob on an in-process local cloud and follows it to the end.
+    """Creates a PipelineJob on the local cloud (`local_cloud`) and follows it to the end.
 
     `enable_caching` None keeps each task's own caching option (`set_caching_options`), as
     Vertex does; True or False overrides every task. `max_parallel` bounds the task processes
@@ -97,10 +97,9 @@ def run_pipeline_job(
     naming the failed tasks; Ctrl-C cancels the job before the local cloud stops.
     """
     from vertexkit import pipeline_jobs
-    from vertexkit.local import LocalCloud
 
     name = short_name(name_or_ref)
-    with LocalCloud(home=home, standby_driver=True) as cloud:
+    with local_cloud(home) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
         filled = target_parameters(
@@ -150,6 +149,23 @@ def run_pipeline_job(
             if while_running:
                 while_running(run)
         return run
+
+
+@contextmanager
+def local_cloud(home: Path | None) -> Iterator[Any]:
+    """The `vertexkit local up` already serving `home` (a second local cloud on the same state
+    would run its queued jobs too), else a local cloud in this process for the run, with a
+    pipeline driver on standby for the job about to be created."""
+    from vertexkit.local_up import RunningLocalUp, home_or_default, running_local_up
+
+    running = running_local_up(home)
+    if running is not None:
+        yield RunningLocalUp(home_or_default(home), running)
+        return
+    from vertexkit.local import LocalCloud
+
+    with LocalCloud(home=home, standby_driver=True) as cloud:
+        yield cloud
 
 
 def submit_vertex_job(

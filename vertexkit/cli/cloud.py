@@ -7,42 +7,19 @@ starts in-process on its saved state for the length of the command.
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from vertexkit.cli.vertex_rest import VertexRest
 from vertexkit.context import VERTEX_ENV, CloudContext
-
-LOCAL_UP_FILE = "local-up.json"  # {"url", "pid", "env"}: written by `local up`, removed at exit
-HOME_ENV = "VERTEXKIT_HOME"  # the same variable vertexkit.local.server.default_home reads
-
-
-def home_or_default(home: Path | None) -> Path:
-    return (home or Path(os.environ.get(HOME_ENV) or ".vertexkit")).resolve()
-
-
-def write_local_up(home: Path, url: str, env: dict[str, str]) -> Path:
-    """Tells later commands on this home where the running local cloud answers."""
-    path = home / LOCAL_UP_FILE
-    partial = path.with_name(f".{LOCAL_UP_FILE}.{os.getpid()}")
-    partial.write_text(json.dumps({"url": url, "pid": os.getpid(), "env": env}))
-    partial.replace(path)  # whole or absent: a reader never sees half a file
-    return path
-
-
-def running_local_up(home: Path | None) -> dict[str, str] | None:
-    """The env of the `local up` serving this home, when its process lives and answers."""
-    with suppress(OSError, ValueError, KeyError, TypeError):
-        found = json.loads((home_or_default(home) / LOCAL_UP_FILE).read_text())
-        os.kill(int(found["pid"]), 0)  # a file left by a killed process names a dead pid
-        with urllib.request.urlopen(found["url"] + "/healthz", timeout=2) as answer:
-            if answer.status == 200:
-                return {str(k): str(v) for k, v in found["env"].items()}
-    return None
+from vertexkit.local_up import (  # noqa: F401 (the CLI's names for them)
+    LOCAL_UP_FILE,
+    home_or_default,
+    running_local_up,
+    write_local_up,
+)
 
 
 @contextmanager

@@ -98,3 +98,42 @@ def test_a_local_up_file_naming_a_dead_process_is_ignored(tmp_path: Path) -> Non
         json.dumps({"url": "http://127.0.0.1:9", "pid": int(dead.stdout), "env": {}})
     )
     assert running_local_up(tmp_path) is None
+
+
+PIPELINE_MODULE = '''
+from kfp import dsl
+
+
+@dsl.component(install_kfp_package=False)
+def shout(word: str) -> str:
+    return word.upper()
+
+
+@dsl.pipeline(name="shout")
+def shout_pipeline(word: str = "hello") -> str:
+    return shout(word=word).output
+'''
+
+
+def test_run_submits_to_the_local_up_serving_its_home(tmp_path: Path) -> None:
+    """One local cloud per home: `vertexkit run` sends its job to the running `local up`
+    (whose own project shows where the job went) instead of starting a second one."""
+    home = tmp_path / "home"
+    (tmp_path / "shout_module.py").write_text(PIPELINE_MODULE)
+    process, url = started_local_up(home, project="up-project")
+    try:
+        env = {k: v for k, v in os.environ.items() if "EMULATOR" not in k}
+        ran = subprocess.run(
+            [sys.executable, "-m", "vertexkit.cli", "run", "shout_module:shout_pipeline",
+             "--home", str(home), "--no-cache", "--param", "word=quiet"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert "projects/up-project/locations/us-central1/pipelineJobs/" in ran.stdout
+        assert f"console: {url}/console/" in ran.stdout
+        context = CloudContext("up-project", "us-central1", url, url, url)
+        [job] = context.pipeline_client().list_pipeline_jobs(parent=context.parent)
+        assert job.state.name == "PIPELINE_STATE_SUCCEEDED"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
