@@ -12,6 +12,8 @@ Nothing else in vertexkit asks "am I local?": everything builds its clients from
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,3 +184,16 @@ class CloudContext:
     @property
     def parent(self) -> str:
         return f"projects/{self.project}/locations/{self.region}"
+
+
+@contextmanager
+def environ_set(values: dict[str, str]) -> Iterator[None]:
+    """`os.environ` with `values` set (Google's clients read their endpoints from it), restored
+    whole afterwards."""
+    saved = dict(os.environ)
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
-from vertexkit.context import CloudContext
+from vertexkit.context import CloudContext, environ_set
 
 LOCAL_UP_FILE = "local-up.json"  # {"url", "pid", "env"}: written by `local up`, removed at exit
 HOME_ENV = "VERTEXKIT_HOME"  # the same variable vertexkit.local.server.default_home reads
@@ -58,7 +57,7 @@ class RunningLocalUp:
         return dict(self._env)
 
     def context(self) -> CloudContext:
-        with _env_set(self._env):
+        with environ_set(self._env):
             return CloudContext.from_env()
 
     @property
@@ -77,14 +76,3 @@ class _RemoteStorage:
 
         with suppress(Conflict):  # there already: as LocalCloud's ensure_bucket, nothing to do
             self.cloud.context().storage_client().create_bucket(bucket)
-
-
-@contextmanager
-def _env_set(env: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)

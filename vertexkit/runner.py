@@ -15,7 +15,6 @@ path.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.compiler import DEFAULT_IMAGE, compile_to_text
-from vertexkit.context import CloudContext
+from vertexkit.context import CloudContext, environ_set
 from vertexkit.pipeline_params import input_parameters, parse_params, pipeline_spec
 from vertexkit.pipeline_registry import short_name
 from vertexkit.preflight import check_data, check_pipeline
@@ -65,17 +64,6 @@ def effective_values(pipeline_yaml: str, params: dict[str, Any]) -> dict[str, An
     return {key: spec.get("defaultValue") for key, spec in declared.items()} | params
 
 
-@contextmanager
-def _patched_environ(values: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def run_pipeline_job(
     name_or_ref: str,
     params: dict[str, Any],
@@ -107,7 +95,7 @@ def run_pipeline_job(
         )
         check_data(context, effective_values(pipeline_yaml, filled))  # before creating anything
         cloud.storage.ensure_bucket(root_uri.removeprefix("gs://"))
-        with _patched_environ(cloud.env()):
+        with environ_set(cloud.env()):
             sdk_job_id, body = pipeline_job_request(
                 name,
                 params,

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from vertexkit.cli.vertex_rest import VertexRest
-from vertexkit.context import VERTEX_ENV, CloudContext
+from vertexkit.context import VERTEX_ENV, CloudContext, environ_set
 from vertexkit.local_up import (  # noqa: F401 (the CLI's names for them)
     LOCAL_UP_FILE,
     home_or_default,
@@ -34,12 +34,12 @@ def context_for_command(
         return
     running = running_local_up(home)
     if running:
-        with _env_set(running):
+        with environ_set(running):
             yield CloudContext.from_env()
         return
     from vertexkit.local import LocalCloud
 
-    with LocalCloud(home=home) as cloud, _env_set(cloud.env()):
+    with LocalCloud(home=home) as cloud, environ_set(cloud.env()):
         yield cloud.context()
 
 
@@ -60,14 +60,3 @@ def rest_for_command(
     """The Vertex AI REST API of the cloud a read verb talks to (see `context_for_command`)."""
     with context_for_command(project, region, home) as context:
         yield VertexRest.for_context(context)
-
-
-@contextmanager
-def _env_set(env: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
