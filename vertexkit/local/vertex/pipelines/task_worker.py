@@ -84,13 +84,21 @@ GCPC_TASK = "gcpc"
 def _run_kfp_task() -> None:
     from vertexkit.local.vertex.pipelines import task_main
 
+    _as_never_imported("kfp.dsl.executor_main")
     task_main.main()
 
 
 def _run_gcpc_task() -> None:
     from vertexkit.local.vertex.pipelines import gcpc_main
 
+    _as_never_imported(sys.argv[1])  # the launcher module
     gcpc_main.main()
+
+
+def _as_never_imported(module: str) -> None:
+    """The module a task runs as `__main__` (runpy) leaves sys.modules, as in a fresh process
+    (what it imports stays): runpy warns about running one already imported."""
+    sys.modules.pop(module, None)
 
 
 ENTRY_POINTS: dict[str, Callable[[], None]] = {KFP_TASK: _run_kfp_task, GCPC_TASK: _run_gcpc_task}

@@ -154,14 +154,15 @@ class TaskWorker:
 
     def close(self) -> None:
         """Ends the worker. Its children are tasks that have ended, and it holds nothing worth
-        a wait: one still importing its preload list would notice the closed channel only after
-        that import, so it gets CLOSE_GRACE_SECONDS and is then killed."""
+        a wait: an idle one gets CLOSE_GRACE_SECONDS to leave on its own, one still importing
+        its preload list is killed at once."""
         # shutdown, not only close: the reader thread blocked in recv() holds the socket open.
         with contextlib.suppress(OSError):
             self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
         try:
-            self.process.wait(timeout=CLOSE_GRACE_SECONDS)
+            # One still importing would only notice the closed channel after that import.
+            self.process.wait(timeout=CLOSE_GRACE_SECONDS if self.preloaded() else 0)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()

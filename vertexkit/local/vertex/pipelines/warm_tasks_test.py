@@ -120,6 +120,7 @@ def test_a_task_runs_in_a_child_of_the_worker_with_its_own_env_and_temp(worker, 
     assert seen["parent"] == worker.process.pid
     assert seen["tmp"] == str(folder / "tmp")
     assert seen["flavour"] == "lemon"
+    assert not any("Warning" in line for line in lines), lines  # as quiet as a plain process
     assert seen["argv0"].endswith("executor_main.py")  # as runpy sets it in a plain process
 
 
