@@ -132,7 +132,7 @@ class Worker:
         self.selector.register(self._wakeup_read, selectors.EVENT_READ)
 
     def serve(self) -> bool:
-        """Handles the next requests and exits; False once the driver has gone."""
+        """Handles the requests and child exits that are ready; False once the driver has gone."""
         for key, _ in self.selector.select():
             if key.fileobj is self.channel and not self._take_request():
                 return False
