@@ -56,7 +56,7 @@ def task_times(job: dict[str, Any]) -> TaskTimes:
             continue  # the root: the whole run, not a task
         name = task["taskName"]
         if task.get("startTime") and task.get("endTime"):
-            times.seconds[name] = (_instant(task["endTime"]) - _instant(task["startTime"]))
+            times.seconds[name] = _instant(task["endTime"]) - _instant(task["startTime"])
         if task.get("state") != "SKIPPED":  # Vertex's word for a cache hit
             times.executed.append(name)
     return times

@@ -100,7 +100,7 @@ def test_a_local_up_file_naming_a_dead_process_is_ignored(tmp_path: Path) -> Non
     assert running_local_up(tmp_path) is None
 
 
-PIPELINE_MODULE = '''
+PIPELINE_MODULE = """
 from kfp import dsl
 
 
@@ -112,7 +112,7 @@ def shout(word: str) -> str:
 @dsl.pipeline(name="shout")
 def shout_pipeline(word: str = "hello") -> str:
     return shout(word=word).output
-'''
+"""
 
 
 def test_run_submits_to_the_local_up_serving_its_home(tmp_path: Path) -> None:
