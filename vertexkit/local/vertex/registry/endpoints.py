@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from google.cloud import aiplatform_v1
+
 from vertexkit import specs
 from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
@@ -34,7 +36,6 @@ from vertexkit.local.vertex.registry.serving import (
     runnable_command,
 )
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
-from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.requests import validate_metadata, validate_update
 
 MAX_PREDICT_BYTES = 1_572_864  # 1.5 MB, Vertex's online prediction request limit
