@@ -3,8 +3,9 @@
 One path for both targets (`run_pipeline_job`, `submit_vertex_job`): the request is the one
 `aiplatform.PipelineJob` builds (parameters, pipeline root, the caching rewrite of every task),
 created as a PipelineJob and followed to its end with `vertexkit.pipeline_jobs.follow`. Locally
-the job is created through the GAPIC client on an in-process local cloud, which runs it with
-`kfp.local` in a separate process and reports every task the way Vertex does. A local run builds
+the job is created through the GAPIC client on the `vertexkit local up` serving the home, or else
+on a local cloud in this process (`local_cloud`), which runs it with `kfp.local` in a separate
+process and reports every task the way Vertex does. A local run builds
 that request itself (`pipeline_job_request`) rather than importing the SDK for it (about 2 s of
 CPU before the job exists); `runner_test.py` holds it equal to the SDK's.
 
