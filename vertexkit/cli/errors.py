@@ -1,9 +1,10 @@
 """The one place where a CLI verb's exception becomes what the user sees.
 
 A user error (a bad option or `--param`, a missing file, a port in use, a spec or preflight
-refusal, a 4xx from the service) prints one `error: ...` line naming the parameter and exits 2.
-Anything else is a bug in vertexkit: one line saying so and where the full traceback was written
-(a file in the temp directory), exit 1; the terminal never gets a traceback either way.
+refusal, a 4xx from the service, no Google credentials for a Vertex AI target) prints one
+`error: ...` line naming the parameter and exits 2. Anything else is a bug in vertexkit: one line
+saying so and where the full traceback was written (a file in the temp directory), exit 1; the
+terminal never gets a traceback either way.
 Messages are printed as plain text, never parsed as rich markup: `[/x]` in a value stays text.
 """
 
@@ -80,11 +81,14 @@ def _status(code: int) -> str:
 def user_error_message(exc: Exception) -> str | None:
     """The one line a user error prints, or None when `exc` is not one (a bug)."""
     from google.api_core.exceptions import ClientError
+    from google.auth.exceptions import DefaultCredentialsError
 
     from vertexkit.pipeline_registry import PipelineNotFound
 
     if isinstance(exc, _USAGE_ERROR):
         return _usage_message(exc)
+    if isinstance(exc, DefaultCredentialsError):  # a Vertex AI target on a machine not logged in
+        return f"--project: no Google credentials for Vertex AI: {exc}"
     if isinstance(exc, ClientError):
         return client_error_message(exc)
     if isinstance(exc, OSError):

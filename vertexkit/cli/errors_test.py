@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from google.api_core import exceptions
+from google.auth.exceptions import DefaultCredentialsError
 from typer.testing import CliRunner
 
 from vertexkit.cli import app
@@ -405,9 +407,28 @@ def test_an_unexpected_error_is_one_line_pointing_at_the_saved_traceback(
         pytest.param(
             ValueError("n_estimators: must be > 0"), "n_estimators: must be > 0", id="value"
         ),
+        pytest.param(
+            DefaultCredentialsError("Your default credentials were not found."),
+            "--project: no Google credentials for Vertex AI: Your default credentials were not "
+            "found.",
+            id="no-credentials",
+        ),
         pytest.param(exceptions.InternalServerError("boom"), None, id="server-error-is-a-bug"),
         pytest.param(KeyError("x"), None, id="key-error-is-a-bug"),
     ],
 )
 def test_which_errors_are_the_users(error: Exception, line: str | None) -> None:
     assert user_error_message(error) == line
+
+
+def test_a_vertex_verb_without_credentials_is_a_user_error(tmp_path) -> None:
+    """This machine has no Google login: a `--project` verb ends with one line, exit 2."""
+    env = {k: v for k, v in os.environ.items() if "EMULATOR" not in k and "GOOGLE" not in k}
+    env.update(HOME=str(tmp_path), CLOUDSDK_CONFIG=str(tmp_path / "gcloud"), NO_GCE_CHECK="True")
+    listed = subprocess.run(
+        [sys.executable, "-m", "vertexkit.cli", "models", "list", "--project", "some-project"],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 2, listed.stdout + listed.stderr
+    assert listed.stderr.startswith("error: --project: no Google credentials for Vertex AI")
+    assert "Traceback" not in listed.stderr
