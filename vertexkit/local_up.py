@@ -18,7 +18,7 @@ from pathlib import Path
 from vertexkit.context import CloudContext, environ_set
 
 LOCAL_UP_FILE = "local-up.json"  # {"url", "pid", "env"}: written by `local up`, removed at exit
-HOME_ENV = "VERTEXKIT_HOME"  # the same variable vertexkit.local.server.default_home reads
+HOME_ENV = "VERTEXKIT_HOME"  # where the local cloud keeps its state, unless --home says
 
 
 def home_or_default(home: Path | None) -> Path:
@@ -51,28 +51,26 @@ class RunningLocalUp:
     def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.home = home
         self._env = env
-        self.storage = _RemoteStorage(self)
+        with environ_set(env):
+            self._context = CloudContext.from_env()
+        self.url = self._context.vertex_endpoint or ""
+        self.storage = _RemoteStorage(self._context)
 
     def env(self) -> dict[str, str]:
         return dict(self._env)
 
     def context(self) -> CloudContext:
-        with environ_set(self._env):
-            return CloudContext.from_env()
-
-    @property
-    def url(self) -> str:
-        return self.context().vertex_endpoint or ""
+        return self._context
 
 
 class _RemoteStorage:
     """The one Cloud Storage call `vertexkit run` makes of its local cloud, over its API."""
 
-    def __init__(self, cloud: RunningLocalUp) -> None:
-        self.cloud = cloud
+    def __init__(self, context: CloudContext) -> None:
+        self.context = context
 
     def ensure_bucket(self, bucket: str) -> None:
         from google.api_core.exceptions import Conflict
 
         with suppress(Conflict):  # there already: as LocalCloud's ensure_bucket, nothing to do
-            self.cloud.context().storage_client().create_bucket(bucket)
+            self.context.storage_client().create_bucket(bucket)

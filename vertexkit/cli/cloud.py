@@ -14,12 +14,7 @@ from pathlib import Path
 
 from vertexkit.cli.vertex_rest import VertexRest
 from vertexkit.context import VERTEX_ENV, CloudContext, environ_set
-from vertexkit.local_up import (  # noqa: F401 (the CLI's names for them)
-    LOCAL_UP_FILE,
-    home_or_default,
-    running_local_up,
-    write_local_up,
-)
+from vertexkit.local_up import running_local_up
 
 
 @contextmanager

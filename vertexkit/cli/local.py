@@ -16,12 +16,12 @@ from typing import Annotated
 
 import typer
 
-from vertexkit.cli.cloud import write_local_up
 from vertexkit.cli.errors import UserError
 from vertexkit.cli.options import HomeOption, spec_checked
 from vertexkit.context import VERTEX_ENV
 from vertexkit.local import LocalCloud
 from vertexkit.local.process_env import with_client_hook
+from vertexkit.local_up import write_local_up
 from vertexkit.specs.naming import validate_project_id
 
 app = typer.Typer(no_args_is_help=True)

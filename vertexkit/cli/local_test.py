@@ -12,8 +12,8 @@ from pathlib import Path
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
-from vertexkit.cli.cloud import LOCAL_UP_FILE, running_local_up
 from vertexkit.context import CloudContext
+from vertexkit.local_up import LOCAL_UP_FILE, running_local_up
 
 EXPECTED = {
     "GOOGLE_CLOUD_PROJECT",

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from vertexkit.cli.errors import UserError
+from vertexkit.local_up import HOME_ENV
 from vertexkit.specs import SpecError
 from vertexkit.specs.naming import (
     parse_resource_name,
@@ -21,8 +22,6 @@ from vertexkit.specs.naming import (
     validate_project_id,
     validate_region,
 )
-
-HOME_ENV = "VERTEXKIT_HOME"  # the same variable vertexkit.local.server.default_home reads
 
 
 def directory_problem(path: Path) -> str | None:

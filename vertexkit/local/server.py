@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import socket
 import sqlite3
 import threading
@@ -29,6 +28,7 @@ from vertexkit.local.deferred import Deferred
 from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
 from vertexkit.local.state import disk_full_handler
+from vertexkit.local_up import HOME_ENV, home_or_default
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -37,13 +37,12 @@ if TYPE_CHECKING:
     from vertexkit.local.vertex.routes import VertexService
 
 DEFAULT_PROJECT = "local-project"
-HOME_ENV = "VERTEXKIT_HOME"
 EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 log = logging.getLogger(__name__)
 
 
 def default_home() -> Path:
-    return Path(os.environ.get(HOME_ENV) or ".vertexkit").resolve()
+    return home_or_default(None)
 
 
 class LocalCloud:

@@ -19,6 +19,7 @@ from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models, placeholders
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
+from vertexkit.local.vertex.pipelines.standby import DRIVER_MODULE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
 
 # How often the driver's events are read into the stored job: a client polling every 0.2 s at
@@ -139,7 +140,7 @@ class PipelineRunner:
         with (job_dir / "driver.log").open("ab") as log:
             # Its own process group (the task processes join it): cancel ends them all.
             process = self.backend.processes.spawn(
-                [sys.executable, "-m", "vertexkit.local.vertex.pipelines.driver", str(job_dir)],
+                [sys.executable, "-m", DRIVER_MODULE, str(job_dir)],
                 name,
                 env=env,
                 stdout=log,

@@ -46,6 +46,8 @@ from vertexkit.local.vertex.pipelines.task_main import (
     executor_output_dir,
 )
 from vertexkit.local.vertex.pipelines.warm_tasks import (
+    GCPC_MAIN,
+    TASK_MAIN,
     WarmCall,
     WarmWorkers,
     WorkerGone,
@@ -54,8 +56,6 @@ from vertexkit.local.vertex.pipelines.warm_tasks import (
 )
 
 KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
-TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
-GCPC_MAIN = "vertexkit.local.vertex.pipelines.gcpc_main"
 # Where GCPC publishes its launcher image (Vertex pulls it; here the installed package stands in).
 GCPC_IMAGES = (
     "gcr.io/ml-pipeline/google-cloud-pipeline-components:",
