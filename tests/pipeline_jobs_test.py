@@ -215,3 +215,62 @@ def test_running_job_fails_when_the_cloud_restarts(tmp_path: Path) -> None:
         again = aiplatform.PipelineJob.get(name)
         assert again.state.name == "PIPELINE_STATE_FAILED"
         assert "stopped" in again.gca_resource.error.message
+
+
+# -- What a task's process gets, whichever way the local cloud starts it (a child of its warm task
+# worker, or a process of its own): what Vertex documents for a task's container.
+@dsl.component(install_kfp_package=False)
+def read_flavour() -> str:
+    import os
+
+    return os.environ.get("FLAVOUR", "unset")
+
+
+@dsl.component(install_kfp_package=False)
+def die_by_signal() -> str:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "unreachable"
+
+
+@dsl.pipeline(name="env-per-task")
+def env_pipeline() -> str:
+    flavoured = read_flavour().set_env_variable("FLAVOUR", "lemon")
+    plain = read_flavour().after(flavoured)
+    return plain.output
+
+
+@dsl.pipeline(name="killed-task")
+def killed_pipeline() -> str:
+    return die_by_signal().output
+
+
+def test_an_env_variable_set_on_a_task_reaches_that_task_only(
+    local_cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # `PipelineTask.set_env_variable` sets the variable in that task's container (kfp docs).
+    template = compile_pipeline(env_pipeline, tmp_path / "env.yaml")
+    job = new_job(local_cloud, template, enable_caching=False)
+    job.submit()
+    job.wait()
+    outputs = {
+        t.task_name: t.execution.metadata["output:Output"]
+        for t in job.task_details
+        if t.task_name.startswith("read-flavour")
+    }
+    assert outputs == {"read-flavour": "lemon", "read-flavour-2": "unset"}
+
+
+def test_a_task_killed_by_a_signal_fails_the_task_and_the_job(
+    local_cloud: LocalCloud, tmp_path: Path
+) -> None:
+    template = compile_pipeline(killed_pipeline, tmp_path / "killed.yaml")
+    job = new_job(local_cloud, template, enable_caching=False)
+    job.submit()
+    with pytest.raises(RuntimeError, match="die-by-signal"):
+        job.wait()
+    assert job.state.name == "PIPELINE_STATE_FAILED"
+    [task] = [t for t in job.task_details if t.task_name == "die-by-signal"]
+    assert task.state.name == "FAILED"
