@@ -10,11 +10,21 @@ import urllib.request
 import pytest
 from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
-from google.cloud import aiplatform, aiplatform_v1, resourcemanager_v3
+from google.cloud import aiplatform, aiplatform_v1, resourcemanager_v3, storage
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 from vertexkit.local.projects import project_number
+
+
+def iam_bucket(client: storage.Client) -> storage.Bucket:
+    """The bucket these tests share, created by whichever runs first: under `pytest -n`
+    any of them may be the first on its worker."""
+    bucket = client.bucket("vertexkit-iam")
+    if not bucket.exists():
+        return client.create_bucket("vertexkit-iam")
+    bucket.reload()
+    return bucket
 
 
 def test_a_vertex_service_not_served_is_501(cloud_context: CloudContext) -> None:
@@ -36,19 +46,13 @@ def test_a_bigquery_method_not_served_is_501(cloud_context: CloudContext) -> Non
 
 
 def test_a_storage_method_not_served_is_501(cloud_context: CloudContext) -> None:
-    client = cloud_context.storage_client()
-    bucket = client.bucket("vertexkit-iam")
-    if not bucket.exists():
-        bucket = client.create_bucket("vertexkit-iam")
+    bucket = iam_bucket(cloud_context.storage_client())
     with pytest.raises(exceptions.MethodNotImplemented, match="not served by the local cloud"):
         list(bucket.list_notifications())
 
 
 def test_bucket_iam_policy_and_permissions(cloud_context: CloudContext) -> None:
-    client = cloud_context.storage_client()
-    bucket = client.bucket("vertexkit-iam")
-    if not bucket.exists():
-        bucket = client.create_bucket("vertexkit-iam")
+    bucket = iam_bucket(cloud_context.storage_client())
     policy = bucket.get_iam_policy()
     assert "projectOwner:local-project" in policy["roles/storage.legacyBucketOwner"]
     # What the SDK's pipeline-bucket set-up does to a new bucket: add the service account.
@@ -79,8 +83,7 @@ def test_projects_get_v3_through_the_rest_client(local_cloud: LocalCloud) -> Non
     assert project.project_id == "local-project" and number == project_number("local-project")
     assert client.get_project(name=project.name).project_id == "local-project"
     # The SDK's bucket-ownership check compares these two numbers.
-    bucket = local_cloud.context().storage_client().bucket("vertexkit-iam")
-    bucket.reload()
+    bucket = iam_bucket(local_cloud.context().storage_client())
     assert str(bucket.project_number) == number
 
 
