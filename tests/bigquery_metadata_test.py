@@ -38,6 +38,15 @@ def dataset(client: bigquery.Client) -> str:
     return name
 
 
+@pytest.fixture
+def scratch_dataset(client: bigquery.Client) -> str:
+    """A dataset of the test's own, for a test that creates tables: the shared `dataset`
+    holds exactly the tables the catalog tests list, whatever order the tests run in."""
+    name = f"scratch_{uuid.uuid4().hex[:8]}"
+    client.create_dataset(name)
+    return name
+
+
 def rows(client: bigquery.Client, sql: str) -> list[tuple]:
     return [tuple(row.values()) for row in client.query_and_wait(sql)]
 
@@ -199,8 +208,9 @@ def test_dry_run_bytes_of_nested_columns(client: bigquery.Client, dataset: str) 
 
 
 def test_json_functions_take_a_column_type_from_the_catalog(
-    client: bigquery.Client, dataset: str
+    client: bigquery.Client, scratch_dataset: str
 ) -> None:
+    dataset = scratch_dataset
     client.query_and_wait(
         f'CREATE TABLE {dataset}.docs AS SELECT \'{{"a": {{"b": 1}}}}\' AS s, '
         'JSON \'{"a": {"b": 2}}\' AS j, 5 AS n'
@@ -221,8 +231,9 @@ def test_json_functions_take_a_column_type_from_the_catalog(
 
 
 def test_numeric_columns_divide_and_average_as_numeric(
-    client: bigquery.Client, dataset: str
+    client: bigquery.Client, scratch_dataset: str
 ) -> None:
+    dataset = scratch_dataset
     client.query_and_wait(
         f"CREATE TABLE {dataset}.money AS SELECT * FROM UNNEST("
         "[NUMERIC '1', NUMERIC '2', NUMERIC '2']) AS amount"
