@@ -25,6 +25,7 @@ from sklearn.preprocessing import StandardScaler
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 from vertexkit.local.storage.routes import StorageService
+from vertexkit.local.vertex.registry.routes import RegistryArea
 
 SKLEARN_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-5:latest"
 FEATURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
@@ -281,6 +282,57 @@ def test_deployed_models_serve_again_after_restart(
             cloud.context().init_aiplatform()
             predicted = aiplatform.Endpoint(endpoint_name).predict(instances=instance)
             assert predicted.predictions == ["Adelie"]
+    finally:
+        cloud_context.init_aiplatform()
+
+
+def registry_of(cloud: LocalCloud) -> RegistryArea:
+    return next(area for area in cloud.vertex.areas if isinstance(area, RegistryArea))
+
+
+def join_warm_up() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "warm-deployed":
+            thread.join()
+
+
+def test_a_restart_loads_the_deployed_models_before_their_first_prediction(
+    tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
+) -> None:
+    with LocalCloud(home=tmp_path) as cloud:
+        cloud.context().init_aiplatform()
+        model = upload(write_artifact(cloud, "warm", classifier))
+        endpoint = model.deploy(machine_type="n1-standard-2")
+        [deployed] = endpoint.list_models()
+    try:
+        with LocalCloud(home=tmp_path) as cloud:
+            join_warm_up()
+            servers = registry_of(cloud).endpoints.pool._servers
+            assert list(servers) == [deployed.id]  # loaded with no prediction asked
+            cloud.context().init_aiplatform()
+            predicted = aiplatform.Endpoint(endpoint.resource_name).predict(
+                instances=[[39.1, 18.7, 181.0, 3750.0]]
+            )
+            assert predicted.predictions == ["Adelie"]
+    finally:
+        cloud_context.init_aiplatform()
+
+
+def test_a_deployed_model_that_no_longer_loads_fails_its_prediction_not_the_restart(
+    tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
+) -> None:
+    with LocalCloud(home=tmp_path) as cloud:
+        cloud.context().init_aiplatform()
+        model = upload(write_artifact(cloud, "gone", classifier))
+        endpoint_name = model.deploy(machine_type="n1-standard-2").resource_name
+    (tmp_path / "storage" / BUCKET / "gone" / "model.joblib").unlink()
+    try:
+        with LocalCloud(home=tmp_path) as cloud:
+            join_warm_up()
+            assert registry_of(cloud).endpoints.pool._servers == {}
+            cloud.context().init_aiplatform()
+            with pytest.raises(exceptions.BadRequest, match=r"found none"):
+                aiplatform.Endpoint(endpoint_name).predict(instances=[[39.1, 18.7, 181.0, 3750.0]])
     finally:
         cloud_context.init_aiplatform()
 

@@ -3,7 +3,7 @@
 `local up` writes `local-up.json` (its URL, pid and exports) into its home while it serves and
 removes it at exit. A later command on the same home uses that local cloud rather than starting
 a second one on the same state: the read verbs (`vertexkit/cli/cloud.py`) and `vertexkit run`,
-which submits its job there (`RunningLocalUp`): two local clouds on one home would each run the
+which submits its job there (`ServedLocalCloud`): two local clouds on one home would each run the
 other's queued jobs and schedules.
 """
 
@@ -45,8 +45,9 @@ def running_local_up(home: Path | None) -> dict[str, str] | None:
     return None
 
 
-class RunningLocalUp:
-    """What `vertexkit run` uses of its local cloud, for one that `local up` already serves."""
+class ServedLocalCloud:
+    """What `vertexkit run` uses of its local cloud, for one another process serves: `local up`,
+    or the run's own cloud process (`vertexkit.cloud_process`)."""
 
     def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.home = home

@@ -4,10 +4,10 @@ One path for both targets (`run_pipeline_job`, `submit_vertex_job`): the request
 `aiplatform.PipelineJob` builds (parameters, pipeline root, the caching rewrite of every task),
 created as a PipelineJob and followed to its end with `vertexkit.pipeline_jobs.follow`. Locally
 the job is created through the GAPIC client on the `vertexkit local up` serving the home, or else
-on a local cloud in this process (`local_cloud`), which runs it with `kfp.local` in a separate
-process and reports every task the way Vertex does. A local run builds
-that request itself (`pipeline_job_request`) rather than importing the SDK for it (about 2 s of
-CPU before the job exists); `runner_test.py` holds it equal to the SDK's.
+on a local cloud in a process of its own (`local_cloud`, `vertexkit.cloud_process`), which runs
+it with `kfp.local` in a pipeline driver process and reports every task the way Vertex does. A
+local run builds that request itself (`pipeline_job_request`) rather than importing the SDK for
+it (about 2 s of CPU before the job exists); `runner_test.py` holds it equal to the SDK's.
 
 Tests, the notebook and the benchmarks run pipelines this same way: there is no other local
 path.
@@ -23,13 +23,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vertexkit.compiler import DEFAULT_IMAGE, compile_to_text
 from vertexkit.context import CloudContext, environ_set
 from vertexkit.pipeline_params import input_parameters, parse_params, pipeline_spec
 from vertexkit.pipeline_registry import short_name
 from vertexkit.preflight import check_data, check_pipeline
+
+if TYPE_CHECKING:
+    from vertexkit.cloud_process import CloudProcess
 
 PIPELINE_BUCKET_SUFFIX = "-vertexkit-pipelines"
 # The job IDs `aiplatform.PipelineJob` accepts (google.cloud.aiplatform.constants.pipeline).
@@ -74,12 +77,14 @@ def run_pipeline_job(
     emit: Callable[[str], None] = print,
     while_running: Callable[[FinishedRun], None] | None = None,
     max_parallel: int | None = None,
+    cloud_process: CloudProcess | None = None,
 ) -> FinishedRun:
     """Creates a PipelineJob on the local cloud (`local_cloud`) and follows it to the end.
 
     `enable_caching` None keeps each task's own caching option (`set_caching_options`), as
     Vertex does; True or False overrides every task. `max_parallel` bounds the task processes
-    that run at once (default: the core count).
+    that run at once (default: the core count). `cloud_process`: the run's local cloud, spawned
+    early by the caller (`local_cloud`).
 
     `while_running` gets the finished run before the local cloud stops (the summary sends a
     prediction to the deployed endpoint). A failed or cancelled job raises PipelineJobFailed
@@ -88,7 +93,8 @@ def run_pipeline_job(
     from vertexkit import pipeline_jobs
 
     name = short_name(name_or_ref)
-    with local_cloud(home) as cloud:
+    _import_clients()  # while the run's local cloud loads, in its own process
+    with local_cloud(home, cloud_process) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
         filled = target_parameters(
@@ -140,21 +146,36 @@ def run_pipeline_job(
         return run
 
 
+def _import_clients() -> None:
+    """The clients a local run calls: the data check's BigQuery, the bucket's Cloud Storage, the
+    job's GAPIC client and message."""
+    from google.cloud import bigquery, storage  # noqa: F401
+
+    from vertexkit.runtime.gapic import aiplatform_v1
+
+    aiplatform_v1.PipelineServiceClient, aiplatform_v1.PipelineJob  # noqa: B018 (loads each)
+
+
 @contextmanager
-def local_cloud(home: Path | None) -> Iterator[Any]:
+def local_cloud(home: Path | None, process: CloudProcess | None = None) -> Iterator[Any]:
     """The `vertexkit local up` already serving `home` (a second local cloud on the same state
-    would run its queued jobs too), else a local cloud in this process for the run, with a
-    pipeline driver on standby for the job about to be created."""
-    from vertexkit.local_up import RunningLocalUp, home_or_default, running_local_up
+    would run its queued jobs too), else a local cloud for the run in a process of its own
+    (`vertexkit.cloud_process`; `process` when the caller spawned it early), with a pipeline
+    driver on standby for the job about to be created. Closes `process` either way."""
+    from vertexkit.cloud_process import CloudProcess
+    from vertexkit.local_up import ServedLocalCloud, home_or_default, running_local_up
 
     running = running_local_up(home)
     if running is not None:
-        yield RunningLocalUp(home_or_default(home), running)
+        if process is not None:
+            process.close()
+        yield ServedLocalCloud(home_or_default(home), running)
         return
-    from vertexkit.local import LocalCloud
-
-    with LocalCloud(home=home, standby_driver=True) as cloud:
-        yield cloud
+    process = process or CloudProcess.spawn(home)
+    try:
+        yield process.serve()
+    finally:
+        process.close()
 
 
 def submit_vertex_job(
@@ -299,8 +320,9 @@ def _set_caching(spec: dict[str, Any], enable_caching: bool) -> None:
 
 def _as_request(body: dict[str, Any]) -> Any:
     """Vertex's JSON as the `aiplatform_v1.PipelineJob` the GAPIC client sends."""
-    from google.cloud import aiplatform_v1
     from google.protobuf import json_format
+
+    from vertexkit.runtime.gapic import aiplatform_v1  # the one type, not the package
 
     message = aiplatform_v1.PipelineJob()
     json_format.ParseDict(body, aiplatform_v1.PipelineJob.pb(message))

@@ -83,10 +83,11 @@ def _our_request(name: str, params: dict, caching: bool | None, labels: Any) -> 
 def test_the_local_request_is_the_sdks(
     tmp_path: Path, name: str, params: dict, caching: bool | None, labels: Any
 ) -> None:
-    ours = _our_request(name, params, caching, labels)
-    sdk = _sdk_request(name, params, caching, labels, tmp_path)
-    if ours["id"] != sdk["id"]:  # built on either side of a second boundary
+    for _ in range(3):  # the IDs hold the second each was built in: a busy machine crosses one
         ours = _our_request(name, params, caching, labels)
+        sdk = _sdk_request(name, params, caching, labels, tmp_path)
+        if ours["id"] == sdk["id"]:
+            break
     assert ours == sdk
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +20,8 @@ from vertexkit.cli.options import (
     checked_directory,
     spec_checked,
 )
+from vertexkit.cloud_process import CloudProcess
+from vertexkit.local_up import running_local_up
 from vertexkit.specs.naming import validate_region
 
 console = plain_console()
@@ -95,41 +99,58 @@ def run_command(
     ] = True,
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
-    from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
-    from vertexkit.pipeline_jobs import PipelineJobFailed
+    with _early_cloud(home, vertex) as cloud_process:
+        from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
+        from vertexkit.pipeline_jobs import PipelineJobFailed
 
-    pipeline_yaml, params = runner.prepare(name, param or [], image=image)
-    check_display_names(params)
-    if vertex:
-        _submit_to_vertex(
-            name,
-            params,
-            pipeline_yaml,
-            project,
-            region,
-            pipeline_root,
-            service_account,
-            image,
-            False if no_cache else None,
-            wait,
-            staging=staging,
-        )
+        pipeline_yaml, params = runner.prepare(name, param or [], image=image)
+        check_display_names(params)
+        if vertex:
+            _submit_to_vertex(
+                name,
+                params,
+                pipeline_yaml,
+                project,
+                region,
+                pipeline_root,
+                service_account,
+                image,
+                False if no_cache else None,
+                wait,
+                staging=staging,
+            )
+            return
+        from vertexkit.cli.summary import summarize
+
+        try:
+            runner.run_pipeline_job(
+                name,
+                params,
+                pipeline_yaml,
+                home=home,
+                enable_caching=False if no_cache else None,
+                emit=progress,
+                while_running=lambda run: summarize(console, run),
+                max_parallel=max_parallel,
+                cloud_process=cloud_process,
+            )
+        except PipelineJobFailed as exc:
+            fail(f"pipeline {name!r} {exc}")
+
+
+@contextmanager
+def _early_cloud(home: Path | None, vertex: bool) -> Iterator[CloudProcess | None]:
+    """The run's local cloud, spawned before kfp is imported and the pipeline compiled, so it
+    loads on another core meanwhile (`vertexkit.cloud_process`): none for --vertex, or where a
+    `vertexkit local up` serves the home. Closed when the run ends, however it ends."""
+    if vertex or running_local_up(home) is not None:
+        yield None
         return
-    from vertexkit.cli.summary import summarize
-
+    process = CloudProcess.spawn(home)
     try:
-        runner.run_pipeline_job(
-            name,
-            params,
-            pipeline_yaml,
-            home=home,
-            enable_caching=False if no_cache else None,
-            emit=progress,
-            while_running=lambda run: summarize(console, run),
-            max_parallel=max_parallel,
-        )
-    except PipelineJobFailed as exc:
-        fail(f"pipeline {name!r} {exc}")
+        yield process
+    finally:
+        process.close()
 
 
 def progress(line: str) -> None:

@@ -11,9 +11,13 @@ import for three calls.
 
 from __future__ import annotations
 
+import fnmatch
+import io
 import json
+import math
 from typing import Any
 
+import pyarrow.parquet as pq  # imported with this module, while the run's local cloud loads
 from rich.console import Console
 from rich.table import Table
 
@@ -68,26 +72,23 @@ def _endpoint(run: FinishedRun) -> Any | None:
 
 def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, Any]:
     """The first test row, in the deployed model's feature order, sent to the endpoint."""
-    import pandas as pd
-
     test_data = run.outputs.get("test_data")
     deployed = list(endpoint.deployed_models)
     if test_data is None or not deployed:
         return None, None
     model_dir = _model_dir(run, deployed[0])
     columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
-    filesystem = run.context.gcs_filesystem()
-    shards = filesystem.glob(test_data["uri"])  # the export writes `data-*.parquet` shards
-    if not shards:
+    shard = _first_shard(run, test_data["uri"])  # the export writes `data-*.parquet` shards
+    if shard is None:
         return None, None
-    with filesystem.open(shards[0], "rb") as handle:
-        frame = pd.read_parquet(handle)
-    row = frame.iloc[0]
-    instance = [
-        None if pd.isna(row[c]) else row[c].item() if hasattr(row[c], "item") else row[c]
-        for c in columns
-    ]
+    row = pq.read_table(io.BytesIO(shard)).slice(0, 1).to_pylist()[0]
+    instance = [_instance_value(row[column]) for column in columns]
     return instance, _predict(run, endpoint.name, instance)
+
+
+def _instance_value(value: Any) -> Any:
+    """A Parquet value as a JSON instance holds it: a null or a NaN is null."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _predict(run: FinishedRun, endpoint_name: str, instance: list) -> Any:
@@ -102,6 +103,20 @@ def _predict(run: FinishedRun, endpoint_name: str, instance: list) -> Any:
 def _model_dir(run: FinishedRun, deployed_model: Any) -> str:
     version = f"{deployed_model.model}@{deployed_model.model_version_id}"
     return run.context.model_client().get_model(name=version).artifact_uri.rstrip("/")
+
+
+def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
+    """The first object matching `gs://BUCKET/DIR/data-*.parquet` (a `*` within one name, as
+    a glob matches), or None."""
+    bucket, _, glob = pattern.removeprefix("gs://").partition("/")
+    prefix = glob.split("*", 1)[0]
+    client = run.context.storage_client()
+    names = sorted(
+        blob.name
+        for blob in client.list_blobs(bucket, prefix=prefix)
+        if fnmatch.fnmatchcase(blob.name, glob) and "/" not in blob.name[len(prefix) :]
+    )
+    return client.bucket(bucket).blob(names[0]).download_as_bytes() if names else None
 
 
 def _read_text(run: FinishedRun, uri: str) -> str:

@@ -113,12 +113,20 @@ class LocalCloud:
 
     def _start_services(self) -> None:
         """The warm-up: each service's `start` loads what it deferred (an error is kept by the
-        service and raised again to whoever asks for it: `ready()` or a request)."""
+        service and raised again to whoever asks for it: `ready()` or a request), then its
+        `warm` starts what a request is likely to need."""
         for service in reversed(self.services):  # Vertex first: most requests are Vertex's
             start = getattr(service, "start", None)
             if start:
                 with contextlib.suppress(Exception):
                     start()
+        # Then what is only likely to be asked for (a deployed model's framework), once no
+        # service is importing any more: two threads importing at once can deadlock an import.
+        for service in self.services:
+            warm = getattr(service, "warm", None)
+            if warm:
+                with contextlib.suppress(Exception):
+                    warm()
 
     def ready(self) -> None:
         """Waits for the warm-up; raises what a service's start raised (a refused state file)."""

@@ -54,7 +54,7 @@ def console_session(cloud: LocalCloud, page: str = "schedules") -> tuple[request
     session = requests.Session()
     answer = session.get(f"{cloud.url}/console/{page}", timeout=30)
     token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', answer.text)
-    assert token, f"the {page} page carries a CSRF token"
+    assert token, f"the {page} page carries a CSRF token: {answer.status_code} {answer.text[:500]}"
     return session, token.group(1)
 
 

@@ -121,6 +121,13 @@ class VertexService:
     def start(self) -> None:
         self._areas.get()
 
+    def warm(self) -> None:
+        """What the areas do ahead of a request they expect (`LocalCloud`'s warm-up, last)."""
+        for area in self.areas:
+            warm = getattr(area, "warm", None)
+            if warm:
+                warm()
+
     def close(self) -> None:
         self._areas.built()  # waits for a load in progress
         for area in self._registered:

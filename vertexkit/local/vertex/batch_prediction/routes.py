@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import ApiError, bad_request, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -32,6 +30,7 @@ from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.routes import TrainingArea, validated
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
 from vertexkit.specs.requests import validate_list_query, validate_parent

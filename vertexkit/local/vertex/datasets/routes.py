@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import ApiError, bad_request
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.datasets import NotServedSchema, validate_dataset
 from vertexkit.specs.errors import SpecError
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import bad_request, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -21,6 +19,7 @@ from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.metadata import METADATA_ID, validate_metadata_node, validate_resource_id
 from vertexkit.specs.requests import validate_parent
 

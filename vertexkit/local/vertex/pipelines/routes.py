@@ -11,8 +11,6 @@ import re
 from datetime import datetime
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
@@ -22,6 +20,7 @@ from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import SpecError
 from vertexkit.specs.cron import Cron, CronError
 from vertexkit.specs.requests import (

@@ -12,13 +12,12 @@ Traffic split semantics follow the Vertex REST API:
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import threading
 from collections.abc import Callable
 from typing import Any
-
-from google.cloud import aiplatform_v1
 
 from vertexkit import specs
 from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
@@ -36,6 +35,7 @@ from vertexkit.local.vertex.registry.serving import (
     runnable_command,
 )
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.requests import validate_metadata, validate_update
 
 MAX_PREDICT_BYTES = 1_572_864  # 1.5 MB, Vertex's online prediction request limit
@@ -332,8 +332,8 @@ class EndpointRegistry:
             raise bad_request("instances must be a non-empty JSON list.")
         endpoint = self.get(name)
         deployed = self._route(endpoint)
-        server = self.pool.get(deployed["id"], self._builder(name, deployed))
-        try:
+        try:  # a model that no longer loads after a restart (its artifact gone) says why
+            server = self.pool.get(deployed["id"], self._builder(name, deployed))
             return deployed, server.predict(instances, body.get("parameters"))
         except ServingError as exc:
             raise (
@@ -351,6 +351,32 @@ class EndpointRegistry:
         return self._deployed(endpoint, chosen)
 
     # -- model servers -------------------------------------------------------------------------
+    def warm_deployed(self) -> None:
+        """Loads every prebuilt-image model deployed here, in a background thread, as Vertex
+        keeps a deployed model serving: the first prediction after a restart (the one a cached
+        `vertexkit run` sends at its end) then does not wait for scikit-learn's import. A model
+        that fails to load fails its first prediction instead, with the reason, as before.
+        Custom containers start on their first prediction, as before: they are processes."""
+        deployed = [
+            (endpoint["name"], model)
+            for endpoint in self.store.list("endpoints")
+            for model in endpoint.get("deployedModels") or []
+            if prebuilt_framework(self._image_of(model))
+        ]
+        if deployed:
+            threading.Thread(
+                target=self._load_all, args=(deployed,), daemon=True, name="warm-deployed"
+            ).start()
+
+    def _image_of(self, deployed: Resource) -> str:
+        version = self.store.find(f"{deployed['model']}@{deployed['modelVersionId']}") or {}
+        return (version.get("containerSpec") or {}).get("imageUri", "")
+
+    def _load_all(self, deployed: list[tuple[str, Resource]]) -> None:
+        for endpoint_name, model in deployed:
+            with contextlib.suppress(Exception):  # raised again by its first prediction
+                self.pool.get(model["id"], self._builder(endpoint_name, model))
+
     def _builder(self, endpoint_name: str, deployed: Resource) -> Callable[[], Predictor]:
         def build() -> Predictor:
             version = self.store.get(f"{deployed['model']}@{deployed['modelVersionId']}", "Model")

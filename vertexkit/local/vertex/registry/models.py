@@ -18,13 +18,12 @@ import re
 import threading
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError, model_file, prebuilt_framework
 from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_metadata, validate_update

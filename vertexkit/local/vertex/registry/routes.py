@@ -41,6 +41,9 @@ class RegistryArea:
             self._display_names[key] = version.get("displayName", "")
         return self._display_names[key]
 
+    def warm(self) -> None:
+        self.endpoints.warm_deployed()
+
     def close(self) -> None:
         self.endpoints.close()
 

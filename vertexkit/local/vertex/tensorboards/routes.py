@@ -14,13 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import compile_filter
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.metadata import (
     TENSORBOARD_ID,
     validate_tensorboard,

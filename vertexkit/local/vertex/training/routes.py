@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import bad_request
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -26,6 +24,7 @@ from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.tuning import TuningRun
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
 

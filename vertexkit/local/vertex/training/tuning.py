@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobLog, Outcome
@@ -28,6 +26,7 @@ from vertexkit.local.vertex.store import now_rfc3339
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.packages import PackageError
 from vertexkit.local.vertex.training.runner import ClusterPlan
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import SpecError
 
 if TYPE_CHECKING:  # Optuna (0.2 s to import) loads when a tuning job starts: `_optuna()`

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from vertexkit.local.errors import ApiError, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -37,6 +35,7 @@ from vertexkit.local.vertex.training.routes import (
 )
 from vertexkit.local.vertex.training_pipelines import models
 from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pipeline
+from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import validate_custom_job_spec
 from vertexkit.specs.datasets import validate_input_data_config
 from vertexkit.specs.requests import validate_list_query, validate_parent
