@@ -221,12 +221,22 @@ class JobLedger:
             resources.write_gcp_resources(self.path, entries)
 
     def _wait(self, job: Any) -> Any:
+        # A job already DONE when inserted (or resumed) needs no poll: a small local or cached
+        # query often is, and its insert answer is the whole job resource.
+        done = job if job.state == "DONE" else self._poll(job)
+        if done.error_result:
+            message = done.error_result.get("message", "unknown error")
+            raise BigQueryJobError(f"BigQuery job {done.job_id} failed: {message}")
+        return done
+
+    def _poll(self, job: Any) -> Any:
+        """Polls the job until DONE; SIGTERM meanwhile cancels it."""
         client = self.client
         self.scope.cancel_with(
             lambda: client.cancel_job(job.job_id, project=job.project, location=job.location)
         )
         try:
-            done = poll_until(
+            return poll_until(
                 lambda: client.get_job(job.job_id, project=job.project, location=job.location),
                 lambda current: current.state == "DONE",
                 cap=cap_for(self.ctx),
@@ -234,10 +244,6 @@ class JobLedger:
             )
         finally:
             self.scope.cancel_with(None)
-        if done.error_result:
-            message = done.error_result.get("message", "unknown error")
-            raise BigQueryJobError(f"BigQuery job {done.job_id} failed: {message}")
-        return done
 
 
 @contextmanager
@@ -375,14 +381,15 @@ def export_dataset(
                     sql, job_config=config, location=location
                 )
             )
-            _expire(client, table)
+            staged = _expire(client, table)
             extract = bigquery.ExtractJobConfig(destination_format=destination_format)
             ledger.run(
                 lambda table=table, uri=uri, extract=extract: client.extract_table(
                     table, uri, job_config=extract, location=location
                 )
             )
-            rows = int(client.get_table(table).num_rows or 0)
+            # The extract changes no rows: the staging table as the expiry left it counts them.
+            rows = int((staged or client.get_table(table)).num_rows or 0)
             splits[name] = SplitExport(name, uri, rows)
     return ExportResult(format=export_format, splits=splits)
 
@@ -400,11 +407,18 @@ def _ensure_dataset(client: bigquery.Client, dataset: str, location: str | None)
     client.create_dataset(spec, exists_ok=True)
 
 
-def _expire(client: bigquery.Client, table_name: str) -> None:
-    """Staging tables expire (best effort: a missing feature locally must not fail the export)."""
+def _expire(client: bigquery.Client, table_name: str) -> bigquery.Table | None:
+    """Staging tables expire (best effort: a missing feature locally must not fail the export).
+
+    One PATCH of `expirationTime` alone (no etag, so no read first); BigQuery answers with the
+    whole table, which is returned. None when the expiry could not be set.
+    """
+    from google.cloud import bigquery
+
+    table = bigquery.Table(table_name)
+    table.expires = dt.datetime.now(dt.timezone.utc) + STAGING_TABLE_EXPIRATION
     try:
-        table = client.get_table(table_name)
-        table.expires = dt.datetime.now(dt.timezone.utc) + STAGING_TABLE_EXPIRATION
-        client.update_table(table, ["expires"])
+        return client.update_table(table, ["expires"])
     except Exception as error:
         log.warning("could not set an expiry on staging table %s: %s", table_name, error)
+        return None
