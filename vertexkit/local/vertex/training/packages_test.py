@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from vertexkit.local import LocalCloud
 from vertexkit.local.vertex.training.packages import PackageCache, environment_key
 
@@ -85,3 +87,80 @@ def test_the_loser_of_a_build_race_uses_the_winners_environment(
     assert env_dir.name == environment_key([local_cloud.vertex.backend.storage.gs_uri_to_path(uri)])
     assert imported_version(python) == "0.1"
     assert [p.name for p in shared.iterdir()] == [env_dir.name]  # the loser's scratch is gone
+
+
+@pytest.fixture(scope="module")
+def env_python(local_cloud: LocalCloud, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("short-exit")
+    uri = staged_sdist(local_cloud, tmp_path)
+    return PackageCache(local_cloud.vertex.backend, root=tmp_path / "envs").python_for([uri])
+
+
+# How a program ends: what Python promises at exit holds in a trainer's environment as in plain
+# Python; only a finalizer of garbage in a reference cycle is left to the process's end.
+EXIT_CASES = [
+    pytest.param(
+        "import sys\nf = open(sys.argv[1], 'w')\nf.write('unclosed')\n",
+        "",
+        0,
+        "unclosed",
+        id="an-unclosed-file-is-flushed",
+    ),
+    pytest.param(
+        "import atexit\natexit.register(print, 'exit handler ran')\n",
+        "exit handler ran\n",
+        0,
+        "",
+        id="exit-handlers-run",
+    ),
+    pytest.param(
+        "import threading, time\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('joined'))).start()\n",
+        "joined\n",
+        0,
+        "",
+        id="threads-are-joined",
+    ),
+    pytest.param("import sys\nsys.exit(3)\n", "", 3, "", id="the-exit-status-stays"),
+    pytest.param(
+        "import logging, sys\nlogging.basicConfig(stream=sys.stdout)\nlogging.warning('last')\n",
+        "WARNING:root:last\n",
+        0,
+        "",
+        id="logging-is-flushed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("program", "stdout", "status", "written"), EXIT_CASES)
+def test_a_trainer_environment_ends_as_python_does(
+    env_python: Path, tmp_path: Path, program: str, stdout: str, status: int, written: str
+) -> None:
+    for python in (Path(sys.executable), env_python):
+        target = tmp_path / f"{python.parents[1].name}.txt"
+        target.touch()
+        done = subprocess.run(
+            [str(python), "-c", program, str(target)], capture_output=True, text=True
+        )
+        assert (done.stdout, done.returncode) == (stdout, status), (python, done.stderr)
+        assert target.read_text() == written, python
+
+
+CYCLE_WITH_FINALIZER = """
+class Node:
+    def __del__(self):
+        print("finalized")
+node = Node()
+node.me = node
+"""
+
+
+def test_garbage_in_a_cycle_is_left_to_the_process_end(env_python: Path) -> None:
+    """The environment's exit hook is in place: Python collects the cycle at exit, the
+    trainer's environment skips that collection (the time it saves)."""
+    plain, env = (
+        subprocess.run([str(p), "-c", CYCLE_WITH_FINALIZER], capture_output=True, text=True)
+        for p in (Path(sys.executable), env_python)
+    )
+    assert (plain.stdout, plain.returncode) == ("finalized\n", 0)
+    assert (env.stdout, env.returncode) == ("", 0)
