@@ -10,9 +10,10 @@ Two steps, so a run refused while it compiles leaves nothing behind:
    cloud's heavy modules (`PRELOAD`) and then waits. It has touched no file.
 2. `serve()`, once the job is about to be created: the process starts a `LocalCloud` on the home,
    with a pipeline driver on standby, and answers with its env once every service is ready (or
-   with the refusal of a state file it cannot read, which the command raises as its own). A home
-   that exists already (a rerun) is served at once, from `spawn`: starting a cloud on it creates
-   nothing, and its deployed models load meanwhile.
+   with the refusal of a state file it cannot read, which the command raises as its own).
+A home that exists already (a rerun) is served at once, named on the process's command line:
+starting a cloud on it creates nothing, and its standby driver and deployed models get going
+while the CLI compiles.
 
 The process lives as long as its stdin: `close()`, or the command's own end however it comes,
 closes that pipe and the cloud stops (its jobs, pipeline drivers and model servers with it), and
@@ -62,25 +63,24 @@ class CloudProcessError(RuntimeError):
 class CloudProcess:
     """The command's side: spawn at once, `serve` the home when needed, `close` at the end."""
 
-    def __init__(self, process: subprocess.Popen[bytes], home: Path) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], home: Path, asked: bool) -> None:
         self.process = process
         self.home = home
-        self._asked = False
+        self._asked = asked  # told which home to serve (on its command line, or its stdin)
 
     @classmethod
     def spawn(cls, home: Path | None) -> CloudProcess:
         """Starts the process; it serves `home` at once when the home exists (starting a
-        cloud on it creates nothing: a cached rerun), else once `serve` asks."""
+        cloud on it creates nothing: a rerun), else once `serve` asks."""
+        home = home_or_default(home)
+        serve_now = home.is_dir()
         process = subprocess.Popen(
-            [sys.executable, "-m", MODULE],
+            [sys.executable, "-m", MODULE, *([str(home)] if serve_now else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # Ctrl-C is the command's to handle: it cancels the job
         )
-        cloud = cls(process, home_or_default(home))
-        if cloud.home.is_dir():
-            cloud._ask_to_serve()
-        return cloud
+        return cls(process, home, asked=serve_now)
 
     def serve(self) -> ServedLocalCloud:
         """The local cloud on its home, once every service is ready; a state file it refuses is
@@ -141,12 +141,17 @@ def _reply(answer: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def main() -> None:
-    for module in PRELOAD:
-        importlib.import_module(module)
-    request = sys.stdin.readline()
-    if request:
-        _serve(json.loads(request)["home"])
+def main(argv: list[str]) -> None:
+    """`python -m vertexkit.cloud_process [HOME]`: serve HOME at once (its standby driver
+    starts first, its services load meanwhile), or preload and wait for the home on stdin."""
+    if argv:
+        _serve(argv[0])
+    else:
+        for module in PRELOAD:
+            importlib.import_module(module)
+        request = sys.stdin.readline()
+        if request:
+            _serve(json.loads(request)["home"])
     sys.stdout.flush()
     os._exit(0)  # the cloud has stopped: nothing left that an interpreter teardown would do
 
@@ -173,4 +178,4 @@ def _serve(home: str) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -147,9 +147,9 @@ def run_pipeline_job(
 
 
 def _import_clients() -> None:
-    """The clients a local run calls: the data check's BigQuery, the bucket's Cloud Storage, the
-    job's GAPIC client and message."""
-    from google.cloud import bigquery, storage  # noqa: F401
+    """The clients a local run calls: the bucket's Cloud Storage, the job's GAPIC client and
+    message."""
+    from google.cloud import storage  # noqa: F401
 
     from vertexkit.runtime.gapic import aiplatform_v1
 

@@ -44,6 +44,31 @@ def test_bad_parameters_end_with_one_line_before_anything_is_created(
             assert list(context.job_client().list_custom_jobs(parent=context.parent)) == []
 
 
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("local-project.nope.events", "source_table: Not found: Dataset local-project:nope"),
+        (
+            "bigquery-public-data.ml_datasets.nope",
+            "--param source_table: Not found: Table bigquery-public-data:ml_datasets.nope",
+        ),
+        ("events", "--param source_table: 'events' is not a table: give DATASET.TABLE"),
+    ],
+    ids=["missing-dataset", "missing-table", "not-a-table-name"],
+)
+def test_a_source_table_that_does_not_exist_is_refused_before_the_run(
+    tmp_path: Path, table: str, message: str
+) -> None:
+    home = tmp_path / "home"
+    arguments = ["run", "retraining", "--home", str(home), "-p", f"source_table={table}"]
+    result = CliRunner().invoke(app, [*arguments, "-p", "timestamp_column=at"])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split()), result.output
+    with LocalCloud(home=home) as cloud:
+        context = cloud.context()
+        assert list(context.pipeline_client().list_pipeline_jobs(parent=context.parent)) == []
+
+
 def test_unknown_pipeline_names_the_built_ins(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "no-such-pipeline", "--home", str(tmp_path)])
     assert result.exit_code == 2

@@ -16,18 +16,33 @@ import sys
 import venv
 from pathlib import Path
 
+# Registered at start-up, before the program's own code, so it runs after every other exit
+# handler: the interpreter's teardown then skips full collections over every object pandas,
+# scikit-learn or gcsfs made (0.4-0.8 s a trainer replica). Threads are still joined, every exit
+# handler still runs and objects freed with their modules still run their finalizers (an unclosed
+# file is flushed); only garbage in reference cycles is left to the process's end, as Python
+# allows.
+SHORT_EXIT_PTH = ("_vertexkit_short_exit.pth", "import atexit, gc; atexit.register(gc.freeze)\n")
+
+
+def site_packages(env_dir: Path) -> Path:
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return env_dir / "lib" / version / "site-packages"
+
 
 def create_overlay(env_dir: Path) -> Path:
-    """A fresh venv at `env_dir` that sees this interpreter's libraries; returns its python."""
+    """A fresh venv at `env_dir` that sees this interpreter's libraries and ends without a full
+    collection (`SHORT_EXIT_PTH`); returns its python."""
     venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(env_dir)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site_packages = env_dir / "lib" / version / "site-packages"
-    site_packages.mkdir(parents=True, exist_ok=True)
+    libraries = site_packages(env_dir)
+    libraries.mkdir(parents=True, exist_ok=True)
     paths = [p for p in site.getsitepackages() if os.path.isdir(p)]
     # An `import` line runs at start-up; addsitedir also processes those directories' own
     # `.pth` files (editable installs), which a plain path line would not.
     line = f"import site; list(map(site.addsitedir, {paths!r}))\n"
-    (site_packages / "_vertexkit_overlay.pth").write_text(line)
+    (libraries / "_vertexkit_overlay.pth").write_text(line)
+    name, short_exit = SHORT_EXIT_PTH
+    (libraries / name).write_text(short_exit)
     return env_dir / "bin" / "python"
 
 

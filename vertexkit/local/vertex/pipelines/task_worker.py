@@ -46,8 +46,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from vertexkit.local.speculative import at_low_priority
-
 MESSAGE_BYTES = 65536
 LIGHT_PRELOAD = ("kfp.dsl.executor_main", "vertexkit.local.vertex.pipelines.task_main")
 # What the built-in components import; one that is not installed is skipped.
@@ -118,11 +116,6 @@ def preload(module: str) -> None:
             gapic.import_whole_package()
         else:
             importlib.import_module(module)
-
-
-def _preload_all(modules: tuple[str, ...]) -> None:
-    for module in modules:
-        preload(module)
 
 
 class Worker:
@@ -262,11 +255,8 @@ def _exit_code(entry: Callable[[], None]) -> int:
 
 def main(fd: int, preload_list: str) -> NoReturn:
     worker = Worker(socket.socket(fileno=fd))
-    modules = PRELOADS[preload_list]
-    if preload_list == "light":  # what the first task waits for: at once
-        _preload_all(modules)
-    else:  # ahead of tasks that may all come from the cache: only CPU that nothing else wants
-        at_low_priority(lambda: _preload_all(modules))  # (the forked tasks keep the main's)
+    for module in PRELOADS[preload_list]:
+        preload(module)
     worker.send({"preloaded": True})
     while worker.serve():
         pass
