@@ -126,7 +126,14 @@ def follow(
         timeout=timeout,
         describe=f"pipeline job {job_name}",
         on_poll=progress.observe,
+        progress=task_states,
     )
+
+
+def task_states(job: dict[str, Any]) -> tuple[Any, ...]:
+    """A pipeline job's progress: its state and each task's."""
+    tasks = job.get("jobDetail", {}).get("taskDetails", [])
+    return (job.get("state"), *((t.get("taskId"), t.get("state")) for t in tasks))
 
 
 def raise_unless_succeeded(job: dict[str, Any]) -> None:

@@ -4,6 +4,8 @@ One policy everywhere; only the cap differs: against Vertex AI a poll costs quot
 minutes (cap 10 s); against the local cloud a poll is a local HTTP call of a few milliseconds, and
 a task or `vertexkit run` sees a job's end within 0.25 s (cap 0.2 s). The first delay is at most a
 quarter of the cap: 0.2 s against Vertex, 0.05 s locally (most local work ends sooner than 0.2 s).
+A caller may name what counts as progress (`progress`: a pipeline's task states): progress seen
+since the last poll starts the backoff over, as one step tends to follow another soon.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+_NOTHING_YET = object()
+
+
 class PollTimeout(TimeoutError):
     """The resource did not reach a final state within the allowed time."""
 
@@ -72,16 +77,22 @@ def poll_until(
     timeout: float | None = None,
     describe: str = "resource",
     on_poll: Callable[[T], None] | None = None,
+    progress: Callable[[T], object] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """Calls `fetch` until `is_done(result)`, sleeping with backoff between calls.
 
     Transient errors (connection resets, 429/500/503) are retried up to TRANSIENT_RETRY_LIMIT times
-    in a row; anything else propagates. `timeout` (seconds) raises PollTimeout.
+    in a row; anything else propagates. `timeout` (seconds) raises PollTimeout. A change in
+    `progress(result)` starts the backoff over; without it the delays only grow (a resource
+    whose GET changes on every call, a BigQuery job's running statistics, must not keep the
+    first delay).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     failures_in_a_row = 0
-    for delay in Backoff(cap=cap).delays():
+    delays = Backoff(cap=cap).delays()
+    last: object = _NOTHING_YET
+    while True:
         try:
             result = fetch()
             failures_in_a_row = 0
@@ -95,7 +106,9 @@ def poll_until(
                 on_poll(result)
             if is_done(result):
                 return result
+            if progress is not None and progress(result) != last:  # the next step is likely soon
+                delays, last = Backoff(cap=cap).delays(), progress(result)
+        delay = next(delays)
         if deadline is not None and time.monotonic() + delay > deadline:
             raise PollTimeout(f"{describe} did not finish within {timeout:g} s")
         sleep(delay)
-    raise AssertionError("unreachable: Backoff.delays() never ends")

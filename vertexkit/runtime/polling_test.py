@@ -59,6 +59,20 @@ def test_poll_until_returns_first_done_result_and_sleeps_with_backoff() -> None:
     assert slept == pytest.approx([0.125, 0.2, 0.32])
 
 
+def test_progress_starts_the_backoff_over_and_nothing_else_does() -> None:
+    states = ["RUNNING"] * 4 + ["RUNNING, task 2"] * 2 + ["SUCCEEDED"]
+    polls = iter(zip(states, itertools.count(), strict=False))
+    slept: list[float] = []
+    poll_until(
+        lambda: next(polls),
+        lambda poll: poll[0] == "SUCCEEDED",
+        cap=0.5,
+        sleep=slept.append,
+        progress=lambda poll: poll[0],  # the second field changes on every poll: not progress
+    )
+    assert slept == pytest.approx([0.125, 0.2, 0.32, 0.5, 0.125, 0.2])
+
+
 def test_transient_errors_are_retried_then_raised() -> None:
     calls = {"n": 0}
 

@@ -7,8 +7,9 @@ Google clients, vertexkit.runtime, pandas and sklearn cost 1-4 s a task, and a n
 forked from a process that already holds them starts in about 20 ms. The driver starts two
 workers per pipeline run (its side is `warm_tasks`): a `light` one that imports kfp's executor
 only and is ready in about half a second, and a `full` one that imports every module of
-`PRELOAD` (several seconds; `SDK_PRELOAD` adds the aiplatform SDK for runs that use it); tasks
-go to the light one until the full one says it is ready. A
+`PRELOAD` (several seconds; `SDK_PRELOAD` adds the aiplatform SDK for runs that use it),
+started with the first task that runs (a rerun served from the cache never needs it); tasks go
+to the light one until the full one says it is ready. A
 single worker importing everything would make the first tasks wait behind imports they may not
 need (a no-op component behind sklearn).
 

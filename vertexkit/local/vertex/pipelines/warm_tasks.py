@@ -236,16 +236,33 @@ def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
 
 
 class WarmWorkers:
-    """The run's light and full workers, and which one takes a task (see the module doc)."""
+    """The run's light and full workers, and which one takes a task (see the module doc).
+
+    The full worker starts with the run's first task that runs, not with the run: a rerun
+    whose tasks all come from the cache never pays its imports (most of a second of CPU, taken
+    from the command and the local cloud the user waits for). The first tasks go to the light
+    worker meanwhile, as they would while the full one imports."""
 
     def __init__(self, env: dict[str, str], with_sdk: bool = False) -> None:
+        self.env = env
+        self.full_list = "sdk" if with_sdk else "full"
         self.light = TaskWorker(env, "light")
-        self.full = TaskWorker(env, "sdk" if with_sdk else "full")
+        self._full: TaskWorker | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def full(self) -> TaskWorker:
+        """The full worker, started on first use."""
+        with self._lock:
+            if self._full is None:
+                self._full = TaskWorker(self.env, self.full_list)
+            return self._full
 
     def run(
         self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
     ) -> int:
-        first = [self.full, self.light] if self.full.preloaded() else [self.light, self.full]
+        full = self.full
+        first = [full, self.light] if full.preloaded() else [self.light, full]
         for worker in first:
             try:
                 return worker.run(call, env, task_tmp, on_line)
@@ -255,4 +272,7 @@ class WarmWorkers:
 
     def close(self) -> None:
         self.light.close()
-        self.full.close()
+        with self._lock:
+            full, self._full = self._full, None
+        if full is not None:
+            full.close()

@@ -3,6 +3,7 @@ a real worker process, real forked children (Linux only: elsewhere tasks run pla
 
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 
+import contextlib
 import json
 import os
 import signal
@@ -209,3 +210,31 @@ def test_tasks_go_to_the_full_worker_once_it_has_preloaded_else_to_the_light_one
             _probe(workers, tmp_path, "none")
     finally:
         workers.close()
+
+
+def _workers_of_this_process() -> list[str]:
+    """The preload list (`light`, `full`) of each task worker this process started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if parent == os.getpid() and b"vertexkit.local.vertex.pipelines.task_worker" in argv:
+                found.append(argv[-2].decode())  # ... task_worker FD LIST, then the final NUL
+    return sorted(found)
+
+
+@needs_fork
+def test_the_full_worker_starts_with_the_first_task_that_runs(tmp_path):
+    """A rerun whose tasks all come from the cache runs none: it never starts the full worker."""
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        assert workers.light.preloaded(timeout=300)
+        assert _workers_of_this_process() == ["light"]
+        assert _probe(workers, tmp_path, "first")["parent"] == workers.light.process.pid
+        assert _workers_of_this_process() == ["full", "light"]
+    finally:
+        workers.close()
+    assert _workers_of_this_process() == []
