@@ -269,21 +269,17 @@ def test_custom_serving_container(sdk: CloudContext, artifact: str) -> None:
     endpoint.undeploy_all()
 
 
-def test_deployed_models_serve_again_after_restart(
-    tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
-) -> None:
-    instance = [[39.1, 18.7, 181.0, 3750.0]]
-    with LocalCloud(home=tmp_path) as cloud:
+INSTANCE = [[39.1, 18.7, 181.0, 3750.0]]  # an Adelie penguin
+
+
+def deploy_and_stop(home: Path, classifier: Pipeline, prefix: str) -> tuple[str, str]:
+    """A model deployed on a local cloud at `home`, stopped since: (endpoint, deployed ID)."""
+    with LocalCloud(home=home) as cloud:
         cloud.context().init_aiplatform()
-        model = upload(write_artifact(cloud, "restart", classifier))
-        endpoint_name = model.deploy(machine_type="n1-standard-2").resource_name
-    try:
-        with LocalCloud(home=tmp_path) as cloud:
-            cloud.context().init_aiplatform()
-            predicted = aiplatform.Endpoint(endpoint_name).predict(instances=instance)
-            assert predicted.predictions == ["Adelie"]
-    finally:
-        cloud_context.init_aiplatform()
+        endpoint = upload(write_artifact(cloud, prefix, classifier)).deploy(
+            machine_type="n1-standard-2"
+        )
+        return endpoint.resource_name, endpoint.list_models()[0].id
 
 
 def registry_of(cloud: LocalCloud) -> RegistryArea:
@@ -296,23 +292,17 @@ def join_warm_up() -> None:
             thread.join()
 
 
-def test_a_restart_loads_the_deployed_models_before_their_first_prediction(
+def test_deployed_models_serve_again_after_restart_loaded_before_the_first_prediction(
     tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
 ) -> None:
-    with LocalCloud(home=tmp_path) as cloud:
-        cloud.context().init_aiplatform()
-        model = upload(write_artifact(cloud, "warm", classifier))
-        endpoint = model.deploy(machine_type="n1-standard-2")
-        [deployed] = endpoint.list_models()
+    endpoint_name, deployed_id = deploy_and_stop(tmp_path, classifier, "warm")
     try:
         with LocalCloud(home=tmp_path) as cloud:
             join_warm_up()
             servers = registry_of(cloud).endpoints.pool._servers
-            assert list(servers) == [deployed.id]  # loaded with no prediction asked
+            assert list(servers) == [deployed_id]  # loaded with no prediction asked
             cloud.context().init_aiplatform()
-            predicted = aiplatform.Endpoint(endpoint.resource_name).predict(
-                instances=[[39.1, 18.7, 181.0, 3750.0]]
-            )
+            predicted = aiplatform.Endpoint(endpoint_name).predict(instances=INSTANCE)
             assert predicted.predictions == ["Adelie"]
     finally:
         cloud_context.init_aiplatform()
@@ -321,10 +311,7 @@ def test_a_restart_loads_the_deployed_models_before_their_first_prediction(
 def test_a_deployed_model_that_no_longer_loads_fails_its_prediction_not_the_restart(
     tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
 ) -> None:
-    with LocalCloud(home=tmp_path) as cloud:
-        cloud.context().init_aiplatform()
-        model = upload(write_artifact(cloud, "gone", classifier))
-        endpoint_name = model.deploy(machine_type="n1-standard-2").resource_name
+    endpoint_name, _ = deploy_and_stop(tmp_path, classifier, "gone")
     (tmp_path / "storage" / BUCKET / "gone" / "model.joblib").unlink()
     try:
         with LocalCloud(home=tmp_path) as cloud:
@@ -332,7 +319,7 @@ def test_a_deployed_model_that_no_longer_loads_fails_its_prediction_not_the_rest
             assert registry_of(cloud).endpoints.pool._servers == {}
             cloud.context().init_aiplatform()
             with pytest.raises(exceptions.BadRequest, match=r"found none"):
-                aiplatform.Endpoint(endpoint_name).predict(instances=[[39.1, 18.7, 181.0, 3750.0]])
+                aiplatform.Endpoint(endpoint_name).predict(instances=INSTANCE)
     finally:
         cloud_context.init_aiplatform()
 

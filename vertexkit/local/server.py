@@ -151,6 +151,8 @@ class LocalCloud:
         return self._bigquery.get()
 
     def stop(self) -> None:
+        if self._server:  # first: no new request reaches a closing service, and the server's
+            self._server.should_exit = True  # exit (up to a 0.1 s tick) overlaps the closes
         if self._warm_up:
             self._warm_up.join()
         for service in reversed(self.services):
@@ -158,8 +160,6 @@ class LocalCloud:
             if close:
                 with contextlib.suppress(Exception):
                     close()
-        if self._server:
-            self._server.should_exit = True
         if self._thread:
             self._thread.join(timeout=10)
         if self._socket:
