@@ -53,6 +53,7 @@ PRELOAD = (
     "vertexkit.local.vertex.tensorboards.routes",
     "vertexkit.local.vertex.batch_prediction.routes",
 )
+LAZY_WORKERS = "--lazy-workers"
 STOP_SECONDS = 30.0  # a cloud stopping ends its jobs' processes, each with a grace period
 
 
@@ -69,13 +70,16 @@ class CloudProcess:
         self._asked = asked  # told which home to serve (on its command line, or its stdin)
 
     @classmethod
-    def spawn(cls, home: Path | None) -> CloudProcess:
+    def spawn(cls, home: Path | None, caching: bool = True) -> CloudProcess:
         """Starts the process; it serves `home` at once when the home exists (starting a
-        cloud on it creates nothing: a rerun), else once `serve` asks."""
+        cloud on it creates nothing: a rerun), else once `serve` asks. A rerun with `caching`
+        is expected to come from the cache: its pipeline's task workers start with the first
+        task that runs (`LAZY_WORKERS`)."""
         home = home_or_default(home)
         serve_now = home.is_dir()
+        argv = [str(home), *([LAZY_WORKERS] if caching else [])] if serve_now else []
         process = subprocess.Popen(
-            [sys.executable, "-m", MODULE, *([str(home)] if serve_now else [])],
+            [sys.executable, "-m", MODULE, *argv],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # Ctrl-C is the command's to handle: it cancels the job
@@ -142,10 +146,11 @@ def _reply(answer: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m vertexkit.cloud_process [HOME]`: serve HOME at once (its standby driver
-    starts first, its services load meanwhile), or preload and wait for the home on stdin."""
+    """`python -m vertexkit.cloud_process [HOME [--lazy-workers]]`: serve HOME at once (its
+    standby driver starts first, its services load meanwhile), or preload and wait for the home
+    on stdin."""
     if argv:
-        _serve(argv[0])
+        _serve(argv[0], lazy_workers=LAZY_WORKERS in argv[1:])
     else:
         for module in PRELOAD:
             importlib.import_module(module)
@@ -156,25 +161,25 @@ def main(argv: list[str]) -> None:
     os._exit(0)  # the cloud has stopped: nothing left that an interpreter teardown would do
 
 
-def _serve(home: str) -> None:
+def _serve(home: str, lazy_workers: bool = False) -> None:
     from vertexkit.local import LocalCloud
 
-    signal.signal(signal.SIGTERM, _stop)
     try:
-        cloud = LocalCloud(home=home, standby_driver=True).start()
+        cloud = LocalCloud(home=home, standby_driver=True, lazy_workers=lazy_workers).start()
     except ValueError as exc:  # a state file it refuses: the command's error to print
         _reply({"refused": str(exc)})
         return
     except OSError as exc:
         _reply({"os_error": [exc.errno, exc.strerror, exc.filename]})
         return
+    signal.signal(signal.SIGTERM, _stop)
     try:
         _reply({"env": cloud.env()})
         sys.stdin.read()  # until the command closes its end, or ends
     except (_Stop, BrokenPipeError):
         pass
     finally:
-        cloud.stop()
+        cloud.stop(process_exits=True)  # `main` leaves with os._exit right after
 
 
 if __name__ == "__main__":

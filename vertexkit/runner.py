@@ -94,7 +94,7 @@ def run_pipeline_job(
 
     name = short_name(name_or_ref)
     _import_clients()  # while the run's local cloud loads, in its own process
-    with local_cloud(home, cloud_process) as cloud:
+    with local_cloud(home, cloud_process, caching=enable_caching is not False) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
         filled = target_parameters(
@@ -157,11 +157,14 @@ def _import_clients() -> None:
 
 
 @contextmanager
-def local_cloud(home: Path | None, process: CloudProcess | None = None) -> Iterator[Any]:
+def local_cloud(
+    home: Path | None, process: CloudProcess | None = None, caching: bool = True
+) -> Iterator[Any]:
     """The `vertexkit local up` already serving `home` (a second local cloud on the same state
     would run its queued jobs too), else a local cloud for the run in a process of its own
     (`vertexkit.cloud_process`; `process` when the caller spawned it early), with a pipeline
-    driver on standby for the job about to be created. Closes `process` either way."""
+    driver on standby for the job about to be created (`caching`: the job may come from the
+    cache, see `CloudProcess.spawn`). Closes `process` either way."""
     from vertexkit.cloud_process import CloudProcess
     from vertexkit.local_up import ServedLocalCloud, home_or_default, running_local_up
 
@@ -171,7 +174,7 @@ def local_cloud(home: Path | None, process: CloudProcess | None = None) -> Itera
             process.close()
         yield ServedLocalCloud(home_or_default(home), running)
         return
-    process = process or CloudProcess.spawn(home)
+    process = process or CloudProcess.spawn(home, caching)
     try:
         yield process.serve()
     finally:

@@ -99,7 +99,7 @@ def run_command(
     ] = True,
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
-    with _early_cloud(home, vertex) as cloud_process:
+    with _early_cloud(home, vertex, caching=not no_cache) as cloud_process:
         from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
         from vertexkit.pipeline_jobs import PipelineJobFailed
 
@@ -139,14 +139,14 @@ def run_command(
 
 
 @contextmanager
-def _early_cloud(home: Path | None, vertex: bool) -> Iterator[CloudProcess | None]:
+def _early_cloud(home: Path | None, vertex: bool, caching: bool) -> Iterator[CloudProcess | None]:
     """The run's local cloud, spawned before kfp is imported and the pipeline compiled, so it
     loads on another core meanwhile (`vertexkit.cloud_process`): none for --vertex, or where a
     `vertexkit local up` serves the home. Closed when the run ends, however it ends."""
     if vertex or running_local_up(home) is not None:
         yield None
         return
-    process = CloudProcess.spawn(home)
+    process = CloudProcess.spawn(home, caching)
     try:
         yield process
     finally:

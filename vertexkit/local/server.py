@@ -55,11 +55,15 @@ class LocalCloud:
         project: str = DEFAULT_PROJECT,
         region: str = "us-central1",
         standby_driver: bool = False,
+        lazy_workers: bool = False,
     ) -> None:
         """`standby_driver`: start a pipeline driver and its task workers at once, for a
-        pipeline job that is about to be created (`vertex/pipelines/standby.py`)."""
+        pipeline job that is about to be created (`vertex/pipelines/standby.py`);
+        `lazy_workers`: that job is expected to come from the cache, so the task workers start
+        with its first task that runs."""
         self.home = Path(home).resolve() if home else default_home()
         self._standby_driver = standby_driver
+        self._lazy_workers = lazy_workers
         self.project = project
         self.region = region
         self._requested_port = port
@@ -103,7 +107,7 @@ class LocalCloud:
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
         if self._standby_driver:
-            self.vertex.backend.driver_standby.start()
+            self.vertex.backend.driver_standby.start(self._lazy_workers)
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
         self._warm_up.start()
@@ -150,7 +154,10 @@ class LocalCloud:
             raise RuntimeError("the local cloud is not running")
         return self._bigquery.get()
 
-    def stop(self) -> None:
+    def stop(self, process_exits: bool = False) -> None:
+        """Stops the server and closes every service (their jobs and processes end).
+        `process_exits`: the caller's process ends right after, which closes the port and every
+        connection; waiting for uvicorn's own shutdown (0.1-0.2 s of ticks) would only delay it."""
         if self._server:  # first: no new request reaches a closing service, and the server's
             self._server.should_exit = True  # exit (up to a 0.1 s tick) overlaps the closes
         if self._warm_up:
@@ -160,6 +167,8 @@ class LocalCloud:
             if close:
                 with contextlib.suppress(Exception):
                     close()
+        if process_exits:
+            return
         if self._thread:
             self._thread.join(timeout=10)
         if self._socket:

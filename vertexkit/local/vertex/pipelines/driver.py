@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
+from vertexkit.local.vertex.pipelines.standby import LAZY_WORKERS
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
 from vertexkit.local.vertex.pipelines.task_main import GCS_MOUNT_ENV
 from vertexkit.local.vertex.pipelines.warm_tasks import WarmWorkers, fork_available
@@ -314,16 +315,19 @@ def uses_sdk(pipeline_spec: dict) -> bool:
     return False
 
 
-def _start_task_workers(gcs_mount: str | None, with_sdk: bool) -> WarmWorkers | None:
+def _start_task_workers(
+    gcs_mount: str | None, with_sdk: bool, lazy: bool = False
+) -> WarmWorkers | None:
     """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
-    Started first, so they import their modules while the driver imports kfp.local."""
+    Started first, so they import their modules while the driver imports kfp.local; with
+    `lazy`, with the first task that runs."""
     if not fork_available():
         print(f"tasks run in plain processes: fork is not available on {sys.platform}")
         return None
     env = dict(os.environ)
     if gcs_mount:
         env[GCS_MOUNT_ENV] = gcs_mount
-    return WarmWorkers(env, with_sdk=with_sdk)
+    return WarmWorkers(env, with_sdk=with_sdk, lazy=lazy)
 
 
 def _read_settings(job_dir: Path) -> dict[str, Any]:
@@ -353,10 +357,12 @@ def run_with(job_dir: Path, settings: dict[str, Any], workers: WarmWorkers | Non
             workers.close()
 
 
-def standby(storage_home: str) -> int:
+def standby(storage_home: str, lazy_workers: bool = False) -> int:
     """A driver started before its job (see `standby`): workers and kfp.local first, then the
-    job's folder, one line on stdin (none: the local cloud closed without a job for it)."""
-    workers = _start_task_workers(storage_home, with_sdk=False)
+    job's folder, one line on stdin (none: the local cloud closed without a job for it).
+    `lazy_workers`: the job is expected to come from the cache, so its task workers start with
+    its first task that runs, if any."""
+    workers = _start_task_workers(storage_home, with_sdk=False, lazy=lazy_workers)
     _import_kfp_local()
 
     line = sys.stdin.readline().strip()
@@ -415,10 +421,13 @@ def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
 
 
 def main(argv: list[str]) -> None:
-    """`JOB_DIR`, or `--standby STORAGE_HOME`. Runs the job, then leaves without tearing the
-    interpreter down: every event is flushed (EventLog writes through), and the local cloud
-    marks the job ended when this process ends."""
-    code = standby(argv[1]) if argv[0] == "--standby" else run(Path(argv[0]))
+    """`JOB_DIR`, or `--standby STORAGE_HOME [--lazy-workers]`. Runs the job, then leaves
+    without tearing the interpreter down: every event is flushed (EventLog writes through), and
+    the local cloud marks the job ended when this process ends."""
+    if argv[0] == "--standby":
+        code = standby(argv[1], lazy_workers=LAZY_WORKERS in argv[2:])
+    else:
+        code = run(Path(argv[0]))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -276,7 +276,11 @@ def _fail(job: Resource, message: str) -> None:
 
 
 def _mark_stopped_unless_done(job: Resource) -> None:
-    if not models.is_terminal(job):
+    """The local cloud stopped under the job: a cancel asked for before ends CANCELLED, as it
+    would have a moment later (the stop and the cancel both end its processes), else FAILED."""
+    if job["state"] == models.CANCELLING:
+        _finish_cancelled(job)
+    elif not models.is_terminal(job):
         _mark_stopped(job)
 
 

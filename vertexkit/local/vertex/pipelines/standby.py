@@ -23,6 +23,7 @@ from pathlib import Path
 from vertexkit.local.processes import Group, ProcessGroups
 
 DRIVER_MODULE = "vertexkit.local.vertex.pipelines.driver"
+LAZY_WORKERS = "--lazy-workers"  # the standby driver's flag (`driver.standby`)
 STANDBY_OWNER = "pipelineJobs/standby"
 END_GRACE_SECONDS = 1.0
 
@@ -44,11 +45,13 @@ class DriverStandby:
         self._group: Group | None = None
         self._lock = threading.Lock()
 
-    def start(self) -> None:
-        """Starts the standby driver, unless one is already waiting."""
+    def start(self, lazy_workers: bool = False) -> None:
+        """Starts the standby driver, unless one is already waiting. `lazy_workers`: for a
+        job expected to come from the cache (a rerun), its task workers start with the first
+        task that runs rather than at once."""
         with self._lock:
             if self._group is None:
-                self._group = self._spawn()
+                self._group = self._spawn([LAZY_WORKERS] if lazy_workers else [])
 
     def waiting(self) -> int | None:
         """The pid of the standby driver waiting for a job, if any."""
@@ -77,12 +80,12 @@ class DriverStandby:
         if group is not None:
             group.end(END_GRACE_SECONDS)  # nothing ran in it: its workers hold no work
 
-    def _spawn(self) -> Group:
+    def _spawn(self, flags: list[str]) -> Group:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as log:
             # Its own process group, as every driver: cancelling its job ends it and its tasks.
             return self.processes.spawn(
-                [sys.executable, "-m", DRIVER_MODULE, "--standby", str(self.storage_home)],
+                [sys.executable, "-m", DRIVER_MODULE, "--standby", str(self.storage_home), *flags],
                 STANDBY_OWNER,
                 env=self.env(),
                 stdin=subprocess.PIPE,

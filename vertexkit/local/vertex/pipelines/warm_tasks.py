@@ -241,28 +241,37 @@ class WarmWorkers:
     The full worker starts with the run's first task that runs, not with the run: a rerun
     whose tasks all come from the cache never pays its imports (most of a second of CPU, taken
     from the command and the local cloud the user waits for). The first tasks go to the light
-    worker meanwhile, as they would while the full one imports."""
+    worker meanwhile, as they would while the full one imports. With `lazy`, for a run expected
+    to come from the cache, the light worker too starts with the first task that runs."""
 
-    def __init__(self, env: dict[str, str], with_sdk: bool = False) -> None:
+    def __init__(self, env: dict[str, str], with_sdk: bool = False, lazy: bool = False) -> None:
         self.env = env
-        self.full_list = "sdk" if with_sdk else "full"
-        self.light = TaskWorker(env, "light")
-        self._full: TaskWorker | None = None
+        self._lists = {"light": "light", "full": "sdk" if with_sdk else "full"}
+        self._started: dict[str, TaskWorker] = {}
         self._lock = threading.Lock()
+        if not lazy:
+            self._worker("light")
+
+    @property
+    def light(self) -> TaskWorker:
+        return self._worker("light")
 
     @property
     def full(self) -> TaskWorker:
-        """The full worker, started on first use."""
+        return self._worker("full")
+
+    def _worker(self, kind: str) -> TaskWorker:
+        """The worker of this kind, started on first use."""
         with self._lock:
-            if self._full is None:
-                self._full = TaskWorker(self.env, self.full_list)
-            return self._full
+            if kind not in self._started:
+                self._started[kind] = TaskWorker(self.env, self._lists[kind])
+            return self._started[kind]
 
     def run(
         self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
     ) -> int:
-        full = self.full
-        first = [full, self.light] if full.preloaded() else [self.light, full]
+        light, full = self.light, self.full
+        first = [full, light] if full.preloaded() else [light, full]
         for worker in first:
             try:
                 return worker.run(call, env, task_tmp, on_line)
@@ -271,8 +280,7 @@ class WarmWorkers:
         raise WorkerGone("both task workers have stopped")
 
     def close(self) -> None:
-        self.light.close()
         with self._lock:
-            full, self._full = self._full, None
-        if full is not None:
-            full.close()
+            started, self._started = list(self._started.values()), {}
+        for worker in started:
+            worker.close()
