@@ -344,6 +344,8 @@ def run(job_dir: Path) -> int:
 
 def run_with(job_dir: Path, settings: dict[str, Any], workers: WarmWorkers | None) -> int:
     """Runs the job with these task workers (None: plain processes); closes them at the end."""
+    if workers is not None:
+        workers.expect(settings["pipelineSpec"])
     try:
         events = EventLog(job_dir / EVENTS_FILE)
         recorder = OutputRecorder(settings["pipelineRoot"], settings.get("pipelineRootUri"))

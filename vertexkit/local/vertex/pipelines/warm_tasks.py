@@ -12,9 +12,9 @@ Everything else (a component with packages_to_install, which needs its own inter
 a plain process, as does every task where fork is not available (`fork_available`).
 
 `WarmWorkers.run` returns the task's exit code and streams its output lines, as the plain
-process path does. It sends the task to the full worker once that one has imported its preload
-list, to the light one before (see `task_worker`); when both have stopped it raises
-`WorkerGone`, and the caller runs the task plainly.
+process path does. It sends the task to the full worker once that one has imported the clients'
+part of its preload list, to the light one before (see `task_worker`); when both have stopped
+it raises `WorkerGone`, and the caller runs the task plainly.
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vertexkit.local.vertex.pipelines.task_worker import GCPC_TASK, KFP_TASK, MESSAGE_BYTES
+from vertexkit.local.vertex.pipelines.task_worker import (
+    ALL_READY,
+    CLIENTS_READY,
+    GCPC_TASK,
+    KFP_TASK,
+    MESSAGE_BYTES,
+)
 
 WORKER_MODULE = "vertexkit.local.vertex.pipelines.task_worker"
 TASK_MAIN = "vertexkit.local.vertex.pipelines.task_main"
@@ -119,7 +125,7 @@ class TaskWorker:
         self._pending: dict[int, _Pending] = {}
         self._lock = threading.Lock()
         self._gone = False
-        self._preloaded = threading.Event()
+        self._ready = {CLIENTS_READY: threading.Event(), ALL_READY: threading.Event()}
         threading.Thread(target=self._follow, daemon=True, name="task-worker").start()
 
     def run(
@@ -148,9 +154,18 @@ class TaskWorker:
             on_line(f"[task worker] {pending.error}\n")
         return code
 
+    def preload_clients(self) -> None:
+        """Asks the worker to import `CLIENTS_PRELOAD` too (between the tasks it forks)."""
+        with self._lock, contextlib.suppress(OSError):  # gone: its tasks go elsewhere
+            self._channel.send(json.dumps({"preload": CLIENTS_READY}).encode())
+
     def preloaded(self, timeout: float = 0) -> bool:
         """Whether the worker has imported its whole preload list (waiting up to `timeout`)."""
-        return self._preloaded.wait(timeout)
+        return self._ready[ALL_READY].wait(timeout)
+
+    def has_clients(self) -> bool:
+        """Whether the worker has imported the clients a pipeline's first tasks use."""
+        return self._ready[CLIENTS_READY].is_set()
 
     def close(self) -> None:
         """Ends the worker. Its children are tasks that have ended, and it holds nothing worth
@@ -201,8 +216,8 @@ class TaskWorker:
             if not data:
                 break
             message = json.loads(data)
-            if message.get("preloaded"):
-                self._preloaded.set()
+            if "ready" in message:
+                self._ready[message["ready"]].set()
                 continue
             with self._lock:
                 pending = self._pending.pop(message["id"], None)
@@ -235,22 +250,47 @@ def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
     return path
 
 
+# A component source (or GCPC launcher) that uses what CLIENTS_PRELOAD imports.
+_CLIENTS_USE = re.compile(
+    r"\bvertexkit\.runtime\.(bigquery|training)\b|\bgoogle\.cloud\.bigquery\b"
+)
+
+
+def uses_clients(pipeline_spec: dict) -> bool:
+    """Whether a task of the job runs BigQuery or launches a custom job (`CLIENTS_PRELOAD`)."""
+    executors = pipeline_spec.get("deploymentSpec", {}).get("executors", {})
+    return any(_CLIENTS_USE.search(json.dumps(executor)) for executor in executors.values())
+
+
 class WarmWorkers:
     """The run's light and full workers, and which one takes a task (see the module doc).
 
-    The full worker starts with the run's first task that runs, not with the run: a rerun
-    whose tasks all come from the cache never pays its imports (most of a second of CPU, taken
-    from the command and the local cloud the user waits for). The first tasks go to the light
-    worker meanwhile, as they would while the full one imports. With `lazy`, for a run expected
-    to come from the cache, the light worker too starts with the first task that runs."""
+    The full worker starts with the run's first task that runs (its imports, begun with the run,
+    would only compete with the first tasks for the CPU); the light one with the run, or, with
+    `lazy` (a rerun expected from the cache), with its first task that runs too: a rerun whose
+    tasks all come from the cache never pays their imports. `expect(spec)` tells the light one
+    to import the clients the job's tasks use."""
 
     def __init__(self, env: dict[str, str], with_sdk: bool = False, lazy: bool = False) -> None:
         self.env = env
         self._lists = {"light": "light", "full": "sdk" if with_sdk else "full"}
         self._started: dict[str, TaskWorker] = {}
         self._lock = threading.Lock()
+        self._clients_expected = False
         if not lazy:
             self._worker("light")
+
+    def expect(self, pipeline_spec: dict) -> None:
+        """The job to run: when its tasks use BigQuery or launch custom jobs, the light worker
+        imports those clients (now, or as it starts), so its first such tasks do not each import
+        them."""
+        if not uses_clients(pipeline_spec):
+            return
+        with self._lock:
+            self._clients_expected = True
+            light = self._started.get("light")
+        if light is not None:
+            light.preload_clients()
 
     @property
     def light(self) -> TaskWorker:
@@ -264,14 +304,16 @@ class WarmWorkers:
         """The worker of this kind, started on first use."""
         with self._lock:
             if kind not in self._started:
-                self._started[kind] = TaskWorker(self.env, self._lists[kind])
+                worker = self._started[kind] = TaskWorker(self.env, self._lists[kind])
+                if kind == "light" and self._clients_expected:
+                    worker.preload_clients()
             return self._started[kind]
 
     def run(
         self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
     ) -> int:
         light, full = self.light, self.full
-        first = [full, light] if full.preloaded() else [light, full]
+        first = [full, light] if full.has_clients() else [light, full]
         for worker in first:
             try:
                 return worker.run(call, env, task_tmp, on_line)

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from vertexkit.local.vertex.pipelines.warm_tasks import (
     WorkerGone,
     fork_available,
     kfp_call,
+    uses_clients,
 )
 
 needs_fork = pytest.mark.skipif(not fork_available(), reason="no safe fork on this platform")
@@ -227,14 +229,56 @@ def _workers_of_this_process() -> list[str]:
 
 
 @needs_fork
-def test_the_full_worker_starts_with_the_first_task_that_runs(tmp_path):
-    """A rerun whose tasks all come from the cache runs none: it never starts the full worker."""
-    workers = WarmWorkers(dict(os.environ))
+def test_lazy_workers_start_with_the_first_task_that_runs(tmp_path):
+    """A rerun expected from the cache (`lazy`) starts no worker until a task runs."""
+    workers = WarmWorkers(dict(os.environ), lazy=True)
     try:
-        assert workers.light.preloaded(timeout=300)
-        assert _workers_of_this_process() == ["light"]
+        assert _workers_of_this_process() == []
         assert _probe(workers, tmp_path, "first")["parent"] == workers.light.process.pid
         assert _workers_of_this_process() == ["full", "light"]
     finally:
         workers.close()
     assert _workers_of_this_process() == []
+
+
+@needs_fork
+def test_a_run_starts_the_light_worker_at_once_and_the_full_one_with_a_task(tmp_path):
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        assert _workers_of_this_process() == ["light"]
+        _probe(workers, tmp_path, "first")
+        assert _workers_of_this_process() == ["full", "light"]
+    finally:
+        workers.close()
+
+
+@pytest.mark.parametrize(
+    ("source", "uses"),
+    [
+        ("from vertexkit.runtime.bigquery import run_query_job", True),
+        ("from vertexkit.runtime.training import run_custom_job", True),
+        ("from google.cloud import bigquery\nimport google.cloud.bigquery", True),
+        ("import json\nreturn a + b", False),
+        ("from vertexkit.runtime.trainingdata import x", False),  # a word boundary, not a prefix
+    ],
+    ids=["bigquery-runtime", "training-runtime", "bigquery-client", "plain", "lookalike"],
+)
+def test_a_job_uses_the_clients_when_a_component_imports_them(source: str, uses: bool) -> None:
+    spec = {"deploymentSpec": {"executors": {"exec-a": {"container": {"command": [source]}}}}}
+    assert uses_clients(spec) is uses
+
+
+@needs_fork
+def test_the_light_worker_imports_the_clients_a_job_uses(tmp_path):
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        assert workers.light.preloaded(timeout=300) and not workers.light.has_clients()
+        spec = {"deploymentSpec": {"executors": {"e": {"container": {"command": [
+            "from vertexkit.runtime.bigquery import run_query_job"]}}}}}  # fmt: skip
+        workers.expect(spec)
+        deadline = time.monotonic() + 300
+        while not workers.light.has_clients():
+            assert time.monotonic() < deadline, "the light worker never imported the clients"
+            time.sleep(0.05)
+    finally:
+        workers.close()
