@@ -114,7 +114,7 @@ def test_cancel_button_cancels_a_running_run(local_cloud: LocalCloud, tmp_path: 
     name = created.json()["name"]
     page = requests.get(f"{local_cloud.url}/console/{name}", timeout=30).text
     assert 'action="/console/actions/cancel"' in page
-    answer = act(local_cloud, "cancel", name)
+    answer = act(local_cloud, "cancel", name, page=name)  # the run's page: it has the form
     assert answer.status_code == 303 and answer.headers["location"] == f"/console/{name}"
     deadline = time.monotonic() + 60
     while state_of(local_cloud, name) != "PIPELINE_STATE_CANCELLED":

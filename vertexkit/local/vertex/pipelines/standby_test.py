@@ -5,6 +5,7 @@ the real SDK submitting a real compiled pipeline)."""
 
 import os
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -78,6 +79,10 @@ def test_the_next_job_runs_in_the_standby_driver(standby_cloud, tmp_path) -> Non
 def test_a_dead_standby_is_replaced_by_a_driver_of_its_own(standby_cloud, tmp_path) -> None:
     pid = standby_cloud.vertex.backend.driver_standby.waiting()
     os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while group_alive(pid):  # gone, not dying: a dying one may still take the job's folder
+        assert time.monotonic() < deadline, "the standby driver outlived SIGKILL"
+        time.sleep(0.01)
     job = _run_job(standby_cloud, tmp_path)
     assert job.state.name == "PIPELINE_STATE_SUCCEEDED"
     assert "standby driver" not in _driver_log(standby_cloud, job)
