@@ -86,12 +86,17 @@ class CloudProcess:
         )
         return cls(process, home, asked=serve_now)
 
-    def serve(self) -> ServedLocalCloud:
-        """The local cloud on its home, once every service is ready; a state file it refuses is
-        a ValueError, as LocalCloud's own start raises it."""
+    def ask_to_serve(self) -> None:
+        """Has the process start serving its home now (once the run has passed its checks),
+        without waiting for it: `serve` then reads its answer."""
         if not self._asked:
             self.home.mkdir(parents=True, exist_ok=True)  # unwritable: this process's OSError
             self._ask_to_serve()
+
+    def serve(self) -> ServedLocalCloud:
+        """The local cloud on its home, once every service is ready; a state file it refuses is
+        a ValueError, as LocalCloud's own start raises it."""
+        self.ask_to_serve()
         answer = self._answer()
         if "refused" in answer:
             raise ValueError(answer["refused"])

@@ -105,6 +105,8 @@ def run_command(
 
         pipeline_yaml, params = runner.prepare(name, param or [], image=image)
         check_display_names(params)
+        if cloud_process is not None:  # checked: a new home may be made now
+            cloud_process.ask_to_serve()
         if vertex:
             _submit_to_vertex(
                 name,

@@ -22,6 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 from vertexkit.runner import FinishedRun
+from vertexkit.runtime.gapic import aiplatform_v1
+
+# The three GAPIC clients the summary calls, loaded with this module (imported by `vertexkit run`
+# while its local cloud starts) rather than after the job, while the user waits for the table.
+aiplatform_v1.EndpointServiceClient, aiplatform_v1.ModelServiceClient  # noqa: B018
+aiplatform_v1.PredictionServiceClient  # noqa: B018
 
 
 def summarize(console: Console, run: FinishedRun) -> None:

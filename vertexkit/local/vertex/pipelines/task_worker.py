@@ -76,6 +76,13 @@ PRELOAD = (
     "pyarrow.parquet",
     "vertexkit.runtime.evaluation",
     "sklearn.metrics",
+    # What unpickling a typical scikit-learn model imports (the evaluation loads the model):
+    "joblib",
+    "sklearn.pipeline",
+    "sklearn.compose",
+    "sklearn.preprocessing",
+    "sklearn.impute",
+    "sklearn.ensemble",
     "matplotlib.pyplot",
 )
 # The aiplatform SDK (1.5 s of CPU): for runs with GCPC operators or components that use it.
