@@ -53,7 +53,7 @@ PRELOAD = (
     "vertexkit.local.vertex.tensorboards.routes",
     "vertexkit.local.vertex.batch_prediction.routes",
 )
-LAZY_WORKERS = "--lazy-workers"
+WORKERS_FLAG = "--workers"  # then the standby's mode (`pipelines.standby`: warm, clients, lazy)
 STOP_SECONDS = 30.0  # a cloud stopping ends its jobs' processes, each with a grace period
 
 
@@ -74,10 +74,11 @@ class CloudProcess:
         """Starts the process; it serves `home` at once when the home exists (starting a
         cloud on it creates nothing: a rerun), else once `serve` asks. A rerun with `caching`
         is expected to come from the cache: its pipeline's task workers start with the first
-        task that runs (`LAZY_WORKERS`)."""
+        task that runs (the standby's `lazy` mode)."""
         home = home_or_default(home)
         serve_now = home.is_dir()
-        argv = [str(home), *([LAZY_WORKERS] if caching else [])] if serve_now else []
+        mode = "lazy" if caching else "warm"
+        argv = [str(home), WORKERS_FLAG, mode] if serve_now else []
         process = subprocess.Popen(
             [sys.executable, "-m", MODULE, *argv],
             stdin=subprocess.PIPE,
@@ -86,12 +87,14 @@ class CloudProcess:
         )
         return cls(process, home, asked=serve_now)
 
-    def ask_to_serve(self) -> None:
+    def ask_to_serve(self, clients: bool = False) -> None:
         """Has the process start serving its home now (once the run has passed its checks),
-        without waiting for it: `serve` then reads its answer."""
+        without waiting for it: `serve` then reads its answer. `clients`: the pipeline's tasks
+        use BigQuery or launch custom jobs, so the standby's task worker imports those clients
+        at once (a home served from `spawn` learns it from the job instead)."""
         if not self._asked:
             self.home.mkdir(parents=True, exist_ok=True)  # unwritable: this process's OSError
-            self._ask_to_serve()
+            self._ask_to_serve("clients" if clients else "warm")
 
     def serve(self) -> ServedLocalCloud:
         """The local cloud on its home, once every service is ready; a state file it refuses is
@@ -116,11 +119,12 @@ class CloudProcess:
         if self.process.stdout is not None:
             self.process.stdout.close()
 
-    def _ask_to_serve(self) -> None:
+    def _ask_to_serve(self, workers: str) -> None:
         assert self.process.stdin is not None
         self._asked = True
+        request = {"home": str(self.home), "workers": workers}
         try:
-            self.process.stdin.write(json.dumps({"home": str(self.home)}).encode() + b"\n")
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
             self.process.stdin.flush()
         except BrokenPipeError:
             pass  # it has ended: its stdout says nothing more, and `_answer` reports it
@@ -151,26 +155,27 @@ def _reply(answer: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m vertexkit.cloud_process [HOME [--lazy-workers]]`: serve HOME at once (its
+    """`python -m vertexkit.cloud_process [HOME --workers MODE]`: serve HOME at once (its
     standby driver starts first, its services load meanwhile), or preload and wait for the home
-    on stdin."""
+    (and the mode) on stdin."""
     if argv:
-        _serve(argv[0], lazy_workers=LAZY_WORKERS in argv[1:])
+        _serve(argv[0], dict(zip(argv[1::2], argv[2::2], strict=False))[WORKERS_FLAG])
     else:
         for module in PRELOAD:
             importlib.import_module(module)
         request = sys.stdin.readline()
         if request:
-            _serve(json.loads(request)["home"])
+            asked = json.loads(request)
+            _serve(asked["home"], asked["workers"])
     sys.stdout.flush()
     os._exit(0)  # the cloud has stopped: nothing left that an interpreter teardown would do
 
 
-def _serve(home: str, lazy_workers: bool = False) -> None:
+def _serve(home: str, workers: str) -> None:
     from vertexkit.local import LocalCloud
 
     try:
-        cloud = LocalCloud(home=home, standby_driver=True, lazy_workers=lazy_workers).start()
+        cloud = LocalCloud(home=home, standby_driver=True, standby_workers=workers).start()
     except ValueError as exc:  # a state file it refuses: the command's error to print
         _reply({"refused": str(exc)})
         return

@@ -135,9 +135,9 @@ def test_ctrl_c_cancels_the_job_and_leaves_no_process(tmp_path: Path) -> None:
     for line in run.stdout:
         seen.append(line)
         if "custom-training-job" in line and "RUNNING" in line:  # the longest task: 2 s
+            started = process_tree(run.pid)  # before the signal: then they begin to go
             os.killpg(run.pid, signal.SIGINT)
             break
-    started = process_tree(run.pid)
     rest = run.stdout.read()
     assert run.wait(LIVENESS_BOUND_S) == 130, "".join(seen) + rest
     assert len(started) >= 5, "the command, its cloud, the pipeline driver and its workers"

@@ -21,7 +21,9 @@ from vertexkit.cli.options import (
     spec_checked,
 )
 from vertexkit.cloud_process import CloudProcess
+from vertexkit.local.vertex.pipelines.warm_tasks import uses_clients
 from vertexkit.local_up import running_local_up
+from vertexkit.pipeline_params import pipeline_spec
 from vertexkit.specs.naming import validate_region
 
 console = plain_console()
@@ -106,7 +108,7 @@ def run_command(
         pipeline_yaml, params = runner.prepare(name, param or [], image=image)
         check_display_names(params)
         if cloud_process is not None:  # checked: a new home may be made now
-            cloud_process.ask_to_serve()
+            cloud_process.ask_to_serve(clients=uses_clients(pipeline_spec(pipeline_yaml)))
         if vertex:
             _submit_to_vertex(
                 name,

@@ -55,15 +55,15 @@ class LocalCloud:
         project: str = DEFAULT_PROJECT,
         region: str = "us-central1",
         standby_driver: bool = False,
-        lazy_workers: bool = False,
+        standby_workers: str = "warm",
     ) -> None:
         """`standby_driver`: start a pipeline driver and its task workers at once, for a
         pipeline job that is about to be created (`vertex/pipelines/standby.py`);
-        `lazy_workers`: that job is expected to come from the cache, so the task workers start
-        with its first task that runs."""
+        `standby_workers`: what its task workers do before the job comes (`standby.WARM`,
+        `CLIENTS`, `LAZY`)."""
         self.home = Path(home).resolve() if home else default_home()
         self._standby_driver = standby_driver
-        self._lazy_workers = lazy_workers
+        self._standby_workers = standby_workers
         self.project = project
         self.region = region
         self._requested_port = port
@@ -107,7 +107,7 @@ class LocalCloud:
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
         if self._standby_driver:
-            self.vertex.backend.driver_standby.start(self._lazy_workers)
+            self.vertex.backend.driver_standby.start(self._standby_workers)
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
         self._warm_up.start()

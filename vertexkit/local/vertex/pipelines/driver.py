@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
-from vertexkit.local.vertex.pipelines.standby import LAZY_WORKERS
+from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM, WORKERS_FLAG
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
 from vertexkit.local.vertex.pipelines.task_main import GCS_MOUNT_ENV
 from vertexkit.local.vertex.pipelines.warm_tasks import WarmWorkers, fork_available
@@ -359,12 +359,13 @@ def run_with(job_dir: Path, settings: dict[str, Any], workers: WarmWorkers | Non
             workers.close()
 
 
-def standby(storage_home: str, lazy_workers: bool = False) -> int:
+def standby(storage_home: str, mode: str = WARM) -> int:
     """A driver started before its job (see `standby`): workers and kfp.local first, then the
     job's folder, one line on stdin (none: the local cloud closed without a job for it).
-    `lazy_workers`: the job is expected to come from the cache, so its task workers start with
-    its first task that runs, if any."""
-    workers = _start_task_workers(storage_home, with_sdk=False, lazy=lazy_workers)
+    `mode` (standby's WARM, CLIENTS, LAZY): what the task workers do meanwhile."""
+    workers = _start_task_workers(storage_home, with_sdk=False, lazy=mode == LAZY)
+    if workers is not None and mode == CLIENTS:
+        workers.expect_clients()
     _import_kfp_local()
 
     line = sys.stdin.readline().strip()
@@ -423,11 +424,12 @@ def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
 
 
 def main(argv: list[str]) -> None:
-    """`JOB_DIR`, or `--standby STORAGE_HOME [--lazy-workers]`. Runs the job, then leaves
+    """`JOB_DIR`, or `--standby STORAGE_HOME [--workers MODE]`. Runs the job, then leaves
     without tearing the interpreter down: every event is flushed (EventLog writes through), and
     the local cloud marks the job ended when this process ends."""
     if argv[0] == "--standby":
-        code = standby(argv[1], lazy_workers=LAZY_WORKERS in argv[2:])
+        flags = dict(zip(argv[2::2], argv[3::2], strict=False))
+        code = standby(argv[1], flags.get(WORKERS_FLAG, WARM))
     else:
         code = run(Path(argv[0]))
     sys.stdout.flush()

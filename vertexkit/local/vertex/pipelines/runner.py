@@ -106,6 +106,9 @@ class PipelineRunner:
         try:
             process = self._spawn(name, job_dir)
         except OSError as exc:
+            if self._closing.is_set():  # the cloud stopped under the spawn (its fds closing)
+                self.backend.store.mutate(name, _mark_stopped_unless_done)
+                return
             reason = f"could not start the pipeline process: {exc}"
             self.backend.store.mutate(name, lambda job: _fail(job, reason))
             return

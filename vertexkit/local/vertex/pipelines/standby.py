@@ -23,7 +23,11 @@ from pathlib import Path
 from vertexkit.local.processes import Group, ProcessGroups
 
 DRIVER_MODULE = "vertexkit.local.vertex.pipelines.driver"
-LAZY_WORKERS = "--lazy-workers"  # the standby driver's flag (`driver.standby`)
+# What the standby's task workers do before its job comes (`driver.standby`, `--workers MODE`):
+WARM = "warm"  # start at once (every task will run: a new home, or caching off)
+CLIENTS = "clients"  # ... and import the BigQuery and custom-job clients (the pipeline uses them)
+LAZY = "lazy"  # start with the first task that runs (a rerun, likely served from the cache)
+WORKERS_FLAG = "--workers"
 STANDBY_OWNER = "pipelineJobs/standby"
 END_GRACE_SECONDS = 1.0
 
@@ -45,13 +49,12 @@ class DriverStandby:
         self._group: Group | None = None
         self._lock = threading.Lock()
 
-    def start(self, lazy_workers: bool = False) -> None:
-        """Starts the standby driver, unless one is already waiting. `lazy_workers`: for a
-        job expected to come from the cache (a rerun), its task workers start with the first
-        task that runs rather than at once."""
+    def start(self, workers: str = WARM) -> None:
+        """Starts the standby driver, unless one is already waiting; `workers` (WARM, CLIENTS,
+        LAZY) says what its task workers do before the job comes."""
         with self._lock:
             if self._group is None:
-                self._group = self._spawn([LAZY_WORKERS] if lazy_workers else [])
+                self._group = self._spawn([WORKERS_FLAG, workers])
 
     def waiting(self) -> int | None:
         """The pid of the standby driver waiting for a job, if any."""

@@ -284,8 +284,12 @@ class WarmWorkers:
         """The job to run: when its tasks use BigQuery or launch custom jobs, the light worker
         imports those clients (now, or as it starts), so its first such tasks do not each import
         them."""
-        if not uses_clients(pipeline_spec):
-            return
+        if uses_clients(pipeline_spec):
+            self.expect_clients()
+
+    def expect_clients(self) -> None:
+        """The job's tasks will use the clients: the light worker imports them (now, or as it
+        starts)."""
         with self._lock:
             self._clients_expected = True
             light = self._started.get("light")
