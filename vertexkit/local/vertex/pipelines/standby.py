@@ -4,7 +4,8 @@ A driver spends its first second importing kfp.local, and its warm task workers 
 several more importing the Google clients; until then the first tasks run in plain processes.
 `vertexkit run` knows a job is coming as soon as its local cloud starts, while it still compiles
 and checks the pipeline (seconds, on the CLI's core), so the local cloud it starts keeps one
-driver on standby (`LocalCloud(standby_driver=True)`): started at once with its workers, it
+driver on standby (`LocalCloud(standby_driver=True)`): started at once with its light task
+worker (the `standby_workers` mode says what it does meanwhile: WARM, CLIENTS, LAZY below), it
 waits for the folder of the job it will run on its stdin. The next job created takes it; a job
 created when there is none (a second job, or a local cloud without a standby) starts its own
 driver as before. A standby that no job took is ended with the local cloud.
