@@ -12,9 +12,9 @@ Everything else (a component with packages_to_install, which needs its own inter
 a plain process, as does every task where fork is not available (`fork_available`).
 
 `WarmWorkers.run` returns the task's exit code and streams its output lines, as the plain
-process path does. It sends the task to the full worker once that one has imported the clients'
-part of its preload list, to the light one before (see `task_worker`); when both have stopped
-it raises `WorkerGone`, and the caller runs the task plainly.
+process path does. It sends the task to the full worker once that one has imported its preload
+list, to the light one before (see `task_worker`); when both have stopped it raises
+`WorkerGone`, and the caller runs the task plainly.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class TaskWorker:
         return self._ready[ALL_READY].wait(timeout)
 
     def has_clients(self) -> bool:
-        """Whether the worker has imported the clients a pipeline's first tasks use."""
+        """Whether the (light) worker has imported the clients a pipeline's first tasks use."""
         return self._ready[CLIENTS_READY].is_set()
 
     def close(self) -> None:
@@ -317,7 +317,7 @@ class WarmWorkers:
         self, call: WarmCall, env: dict[str, str], task_tmp: Path, on_line: Callable[[str], None]
     ) -> int:
         light, full = self.light, self.full
-        first = [full, light] if full.has_clients() else [light, full]
+        first = [full, light] if full.preloaded() else [light, full]
         for worker in first:
             try:
                 return worker.run(call, env, task_tmp, on_line)
