@@ -426,6 +426,19 @@ def progress(text: str) -> None:
     print(f"  .. {text}", file=sys.stderr, flush=True)
 
 
+def against_trainer(what: str, runs: list[CliRun], trainer: Trainer, target: float) -> Figure:
+    """Runs' median wall and CPU seconds against the trainer script's."""
+    return Figure(
+        what=what,
+        now=median(r.seconds for r in runs),
+        now_cpu=median(r.cpu for r in runs),
+        floor_name="trainer script",
+        floor=trainer.seconds,
+        floor_cpu=trainer.cpu,
+        target=target,
+    )
+
+
 def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
     """Figures 1, 2 and 5: the training pipeline through the CLI against the trainer script."""
     fresh = fresh_runs(work)
@@ -437,26 +450,9 @@ def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
     progress(f"cached reruns: {', '.join(f'{r.seconds:.1f} s' for r in cached)}")
     sampled = memory_run(work)
     progress(f"memory run: {sampled.peak_bytes / MIB:.0f} MiB ({sampled.seconds:.1f} s sampled)")
-    floor = "trainer script"
     figures = [
-        Figure(
-            what="`vertexkit run training --no-cache`, fresh home",
-            now=median(r.seconds for r in fresh),
-            now_cpu=median(r.cpu for r in fresh),
-            floor_name=floor,
-            floor=trainer.seconds,
-            floor_cpu=trainer.cpu,
-            target=4,
-        ),
-        Figure(
-            what="the same, cached rerun",
-            now=median(r.seconds for r in cached),
-            now_cpu=median(r.cpu for r in cached),
-            floor_name=floor,
-            floor=trainer.seconds,
-            floor_cpu=trainer.cpu,
-            target=1.5,
-        ),
+        against_trainer("`vertexkit run training --no-cache`, fresh home", fresh, trainer, 4),
+        against_trainer("the same, cached rerun", cached, trainer, 1.5),
         Figure(
             what="peak memory (PSS), `vertexkit run training` process tree",
             now=sampled.peak_bytes / MIB,

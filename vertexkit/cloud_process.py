@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM
 from vertexkit.local_up import ServedLocalCloud, home_or_default
 
 MODULE = "vertexkit.cloud_process"
@@ -53,7 +54,7 @@ PRELOAD = (
     "vertexkit.local.vertex.tensorboards.routes",
     "vertexkit.local.vertex.batch_prediction.routes",
 )
-WORKERS_FLAG = "--workers"  # then the standby's mode (`pipelines.standby`: warm, clients, lazy)
+WORKERS_FLAG = "--workers"  # then the standby's mode (`pipelines.standby`: WARM, CLIENTS, LAZY)
 STOP_SECONDS = 30.0  # a cloud stopping ends its jobs' processes, each with a grace period
 
 
@@ -74,10 +75,10 @@ class CloudProcess:
         """Starts the process; it serves `home` at once when the home exists (starting a
         cloud on it creates nothing: a rerun), else once `serve` asks. A rerun with `caching`
         is expected to come from the cache: its pipeline's task workers start with the first
-        task that runs (the standby's `lazy` mode)."""
+        task that runs (the standby's LAZY mode)."""
         home = home_or_default(home)
         serve_now = home.is_dir()
-        mode = "lazy" if caching else "warm"
+        mode = LAZY if caching else WARM
         argv = [str(home), WORKERS_FLAG, mode] if serve_now else []
         process = subprocess.Popen(
             [sys.executable, "-m", MODULE, *argv],
@@ -94,7 +95,7 @@ class CloudProcess:
         at once (a home served from `spawn` learns it from the job instead)."""
         if not self._asked:
             self.home.mkdir(parents=True, exist_ok=True)  # unwritable: this process's OSError
-            self._ask_to_serve("clients" if clients else "warm")
+            self._ask_to_serve(CLIENTS if clients else WARM)
 
     def serve(self) -> ServedLocalCloud:
         """The local cloud on its home, once every service is ready; a state file it refuses is

@@ -36,6 +36,7 @@ def typed_pipeline(
 
 TYPED = "vertexkit.runner_test:typed_pipeline"
 ROOT = "gs://bucket/root"
+TARGET = ("my-project", "us-central1", ROOT)  # project, region, pipeline root
 
 
 def _sdk_request(name: str, params: dict, caching: bool | None, labels: Any, tmp: Path) -> dict:
@@ -43,9 +44,7 @@ def _sdk_request(name: str, params: dict, caching: bool | None, labels: Any, tmp
         name,
         params,
         compile_to_text(name),
-        "my-project",
-        "us-central1",
-        ROOT,
+        *TARGET,
         enable_caching=caching,
         work_dir=tmp,
         credentials=AnonymousCredentials(),
@@ -59,9 +58,7 @@ def _our_request(name: str, params: dict, caching: bool | None, labels: Any) -> 
         name,
         params,
         compile_to_text(name),
-        "my-project",
-        "us-central1",
-        ROOT,
+        *TARGET,
         enable_caching=caching,
         labels=labels,
     )

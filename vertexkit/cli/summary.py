@@ -23,6 +23,7 @@ from rich.table import Table
 
 from vertexkit.runner import FinishedRun
 from vertexkit.runtime.gapic import aiplatform_v1
+from vertexkit.runtime.gcs_io import split_gs_uri
 
 # The three GAPIC clients the summary calls, loaded with this module (imported by `vertexkit run`
 # while its local cloud starts) rather than after the job, while the user waits for the table.
@@ -114,7 +115,7 @@ def _model_dir(run: FinishedRun, deployed_model: Any) -> str:
 def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
     """The first object matching `gs://BUCKET/DIR/data-*.parquet` (a `*` within one name, as
     a glob matches), or None."""
-    bucket, _, glob = pattern.removeprefix("gs://").partition("/")
+    bucket, glob = split_gs_uri(pattern)
     prefix = glob.split("*", 1)[0]
     client = run.context.storage_client()
     names = sorted(
@@ -126,5 +127,5 @@ def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
 
 
 def _read_text(run: FinishedRun, uri: str) -> str:
-    bucket, _, name = uri.removeprefix("gs://").partition("/")
+    bucket, name = split_gs_uri(uri)
     return run.context.storage_client().bucket(bucket).blob(name).download_as_text()

@@ -28,6 +28,7 @@ from vertexkit.local.deferred import Deferred
 from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
 from vertexkit.local.state import disk_full_handler
+from vertexkit.local.vertex.pipelines.standby import WARM
 from vertexkit.local_up import HOME_ENV, home_or_default
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class LocalCloud:
         project: str = DEFAULT_PROJECT,
         region: str = "us-central1",
         standby_driver: bool = False,
-        standby_workers: str = "warm",
+        standby_workers: str = WARM,
     ) -> None:
         """`standby_driver`: start a pipeline driver and its task workers at once, for a
         pipeline job that is about to be created (`vertex/pipelines/standby.py`);

@@ -23,6 +23,21 @@ if TYPE_CHECKING:  # numpy loads with the first model served: the local cloud im
 # and the older `gcr.io/cloud-aiplatform/prediction/<fw>-...`.
 PREBUILT_IMAGE = re.compile(r"(vertex-ai|cloud-aiplatform)/prediction/(?P<framework>[a-z0-9]+)-")
 SKLEARN_FILES = ("model.joblib", "model.pkl")
+# What unpickling a typical model of each framework imports (a Pipeline of transformers and an
+# ensemble, or a booster); anything else the artifact needs is imported when it is loaded. The
+# local cloud warms these before a deploy, a warm task worker before an evaluation.
+FRAMEWORK_MODULES: dict[str, tuple[str, ...]] = {
+    "sklearn": (
+        "joblib",
+        "sklearn.pipeline",
+        "sklearn.compose",
+        "sklearn.preprocessing",
+        "sklearn.impute",
+        "sklearn.ensemble",
+        "sklearn.linear_model",
+    ),
+    "xgboost": ("joblib", "xgboost"),
+}
 XGBOOST_FILES = ("model.bst", "model.json", "model.joblib", "model.pkl")
 
 

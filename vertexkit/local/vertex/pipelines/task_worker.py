@@ -48,6 +48,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from vertexkit.runtime.prebuilt import FRAMEWORK_MODULES
+
 MESSAGE_BYTES = 65536
 LIGHT_PRELOAD = ("kfp.dsl.executor_main", "vertexkit.local.vertex.pipelines.task_main")
 # What a pipeline's first tasks use: BigQuery's client (it imports pandas and pyarrow: 0.4 s)
@@ -76,13 +78,7 @@ PRELOAD = (
     "pyarrow.parquet",
     "vertexkit.runtime.evaluation",
     "sklearn.metrics",
-    # What unpickling a typical scikit-learn model imports (the evaluation loads the model):
-    "joblib",
-    "sklearn.pipeline",
-    "sklearn.compose",
-    "sklearn.preprocessing",
-    "sklearn.impute",
-    "sklearn.ensemble",
+    *FRAMEWORK_MODULES["sklearn"],  # the evaluation loads the model
     "matplotlib.pyplot",
 )
 # The aiplatform SDK (1.5 s of CPU): for runs with GCPC operators or components that use it.

@@ -15,22 +15,7 @@ import importlib
 import threading
 from collections.abc import Sequence
 
-from vertexkit.runtime.prebuilt import prebuilt_framework
-
-# What unpickling a typical model of each framework imports (a Pipeline of transformers and an
-# ensemble, or a booster); anything else the artifact needs is imported when it is loaded.
-FRAMEWORK_MODULES: dict[str, tuple[str, ...]] = {
-    "sklearn": (
-        "joblib",
-        "sklearn.pipeline",
-        "sklearn.compose",
-        "sklearn.preprocessing",
-        "sklearn.impute",
-        "sklearn.ensemble",
-        "sklearn.linear_model",
-    ),
-    "xgboost": ("joblib", "xgboost"),
-}
+from vertexkit.runtime.prebuilt import FRAMEWORK_MODULES, prebuilt_framework
 
 
 def import_quietly(modules: Sequence[str]) -> None:
