@@ -10,9 +10,14 @@ only and is ready in about half a second, and a `full` one that imports every mo
 `PRELOAD` (several seconds; `SDK_PRELOAD` adds the aiplatform SDK for runs that use it),
 started with the first task that runs; tasks go to the light one until the full one says it is
 ready. The light one also imports the clients a pipeline's first tasks use (`CLIENTS_PRELOAD`,
-about a second) once told that the job's tasks use them. A
-single worker importing everything would make the first tasks wait behind imports they may not
-need (a no-op component behind sklearn).
+about a second) once told that the job's tasks use them. A single worker importing everything
+would make the first tasks wait behind imports they may not need (a no-op component behind
+sklearn).
+
+The full worker grows from the light one: asked to (a `grow` request with the new worker's
+socket), the light worker forks it once its own imports are in, and the fork imports only what
+they lack. Spawned as a process of its own it imported the clients a second time (0.8 s of CPU)
+while the run's first tasks waited on the light worker for a core.
 
 Each request comes over the socket FD (a SOCK_SEQPACKET pair: one JSON message a request) with
 two file descriptors: the task's output pipe and its status pipe. The forked child is the task
@@ -38,6 +43,7 @@ import contextlib
 import importlib
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -92,6 +98,7 @@ SDK_PRELOAD = (
 PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD, "sdk": SDK_PRELOAD}
 CLIENTS_READY = "clients"  # what the light worker says once CLIENTS_PRELOAD is in
 ALL_READY = "all"  # what a worker says once its own list is
+GROW = "grow"  # {"grow": LIST} and a socket: fork a worker for LIST that serves that socket
 KFP_TASK = "kfp"
 GCPC_TASK = "gcpc"
 
@@ -151,7 +158,7 @@ class Worker:
 
     def __init__(self, channel: socket.socket) -> None:
         self.channel = channel
-        self.children: dict[int, int] = {}  # pid -> request id
+        self.children: dict[int, int | None] = {}  # pid -> request id (None: a grown worker)
         self._wakeup_read, self._wakeup_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(self._wakeup_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
@@ -175,6 +182,9 @@ class Worker:
         request = json.loads(data)
         if request.get("preload") == CLIENTS_READY:  # the job's tasks will use the clients
             return _preload_all(self, CLIENTS_PRELOAD, CLIENTS_READY)
+        if GROW in request:
+            self._grow(request[GROW], fds[0])
+            return True
         try:
             pid = self._fork(request["request"], *fds)
         except OSError as exc:
@@ -191,14 +201,35 @@ class Worker:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            inherited = [
-                self.channel.fileno(),
-                self.selector.fileno(),  # type: ignore[attr-defined]  # epoll's, on Linux
-                self._wakeup_read,
-                self._wakeup_write,
-            ]
-            run_child(Path(request_path), output_fd, status_fd, inherited)
+            run_child(Path(request_path), output_fd, status_fd, self._own_fds())
         return pid
+
+    def _grow(self, preload_list: str, channel_fd: int) -> None:
+        """Forks a worker that serves `channel_fd` and imports `preload_list` on top of what
+        this one holds; its exit is reaped here and reported to nobody. A channel the driver
+        has already closed (the run ended first) gets no worker."""
+        try:
+            if _closed(channel_fd):
+                return
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                for fd in self._own_fds():
+                    os.close(fd)
+                main(channel_fd, preload_list)
+            self.children[pid] = None
+        finally:
+            os.close(channel_fd)
+
+    def _own_fds(self) -> list[int]:
+        """The descriptors of this worker's loop, which a forked child closes."""
+        return [
+            self.channel.fileno(),
+            self.selector.fileno(),  # type: ignore[attr-defined]  # epoll's, on Linux
+            self._wakeup_read,
+            self._wakeup_write,
+        ]
 
     def _reap(self) -> None:
         with contextlib.suppress(BlockingIOError):
@@ -218,6 +249,13 @@ class Worker:
     def send(self, message: dict) -> None:
         with contextlib.suppress(OSError):  # the driver has gone: nobody is waiting
             self.channel.send(json.dumps(message).encode())
+
+
+def _closed(fd: int) -> bool:
+    """Whether the other end of this socket has closed (nothing left to read but the end)."""
+    readable, _, _ = select.select([fd], [], [], 0)
+    with socket.socket(fileno=os.dup(fd)) as channel:
+        return bool(readable) and channel.recv(1, socket.MSG_PEEK) == b""
 
 
 def run_child(request_path: Path, output_fd: int, status_fd: int, inherited: list[int]) -> NoReturn:
@@ -284,7 +322,9 @@ def _exit_code(entry: Callable[[], None]) -> int:
 
 
 def main(fd: int, preload_list: str) -> NoReturn:
+    """Serves the driver on socket `fd` with `preload_list` imported, until it closes."""
     worker = Worker(socket.socket(fileno=fd))
+    worker.send({"pid": os.getpid()})  # a grown worker's driver has not seen its pid
     _preload_all(worker, PRELOADS[preload_list])
     while worker.serve():
         pass

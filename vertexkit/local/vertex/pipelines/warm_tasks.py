@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +38,7 @@ from vertexkit.local.vertex.pipelines.task_worker import (
     ALL_READY,
     CLIENTS_READY,
     GCPC_TASK,
+    GROW,
     KFP_TASK,
     MESSAGE_BYTES,
 )
@@ -108,17 +110,43 @@ class _Pending:
         self.done.set()
 
 
-class TaskWorker:
-    """Starts the worker process and runs tasks in its children (see the module doc)."""
+class GrownProcess:
+    """A worker forked by another worker (`TaskWorker(parent=...)`): not this process's child
+    (its parent reaps it), so its end is seen as the end of its channel, which it alone holds:
+    `ended` is set once the last of its threads has gone. Its pid is known once it says hello;
+    until then there is nothing to kill, and closing its channel is enough."""
 
-    def __init__(self, env: dict[str, str], preload_list: str = "full") -> None:
+    returncode = None  # its parent worker reaps it
+
+    def __init__(self, ended: threading.Event) -> None:
+        self.pid: int | None = None
+        self.ended = ended
+
+    def kill(self) -> None:
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Returns once it has ended; TimeoutExpired after `timeout`."""
+        if self.pid is not None and not self.ended.wait(timeout):
+            raise subprocess.TimeoutExpired(f"task worker {self.pid}", timeout or 0)
+
+
+class TaskWorker:
+    """Starts the worker process and runs tasks in its children (see the module doc). With
+    `parent`, the worker is forked from that one once its imports are in, and imports only what
+    they lack (a parent that has stopped: a process of its own)."""
+
+    def __init__(
+        self, env: dict[str, str], preload_list: str = "full", parent: TaskWorker | None = None
+    ) -> None:
+        self._ended = threading.Event()  # its channel has closed: the worker has gone
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", WORKER_MODULE, str(theirs.fileno()), preload_list],
-                pass_fds=[theirs.fileno()],
-                env=env,
-                stdin=subprocess.DEVNULL,
+            grown = parent is not None and parent._grow(theirs, preload_list)
+            self.process: subprocess.Popen[bytes] | GrownProcess = (
+                GrownProcess(self._ended) if grown else _spawn_worker(theirs, preload_list, env)
             )
         self._channel = ours
         self._ids = itertools.count(1)
@@ -154,6 +182,19 @@ class TaskWorker:
             on_line(f"[task worker] {pending.error}\n")
         return code
 
+    def _grow(self, channel: socket.socket, preload_list: str) -> bool:
+        """Asks this worker to fork one for `preload_list` serving `channel`; False if it has
+        stopped."""
+        message = json.dumps({GROW: preload_list}).encode()
+        with self._lock:
+            if self._gone:
+                return False
+            try:
+                socket.send_fds(self._channel, [message], [channel.fileno()])
+            except OSError:
+                return False
+        return True
+
     def preload_clients(self) -> None:
         """Asks the worker to import `CLIENTS_PRELOAD` too (between the tasks it forks)."""
         with self._lock, contextlib.suppress(OSError):  # gone: its tasks go elsewhere
@@ -175,9 +216,10 @@ class TaskWorker:
         with contextlib.suppress(OSError):
             self._channel.shutdown(socket.SHUT_RDWR)
         self._channel.close()
+        if not self.preloaded():  # it would only notice the closed channel after that import
+            self.process.kill()
         try:
-            # One still importing would only notice the closed channel after that import.
-            self.process.wait(timeout=CLOSE_GRACE_SECONDS if self.preloaded() else 0)
+            self.process.wait(timeout=CLOSE_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -216,6 +258,10 @@ class TaskWorker:
             if not data:
                 break
             message = json.loads(data)
+            if "pid" in message:  # its hello: a grown worker's pid is known from it only
+                if isinstance(self.process, GrownProcess):
+                    self.process.pid = message["pid"]
+                continue
             if "ready" in message:
                 self._ready[message["ready"]].set()
                 continue
@@ -228,6 +274,18 @@ class TaskWorker:
             stranded, self._pending = list(self._pending.values()), {}
         for pending in stranded:
             pending.finish(None, "the task worker stopped before the task ended")
+        self._ended.set()
+
+
+def _spawn_worker(
+    channel: socket.socket, preload_list: str, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", WORKER_MODULE, str(channel.fileno()), preload_list],
+        pass_fds=[channel.fileno()],
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _write_request(call: WarmCall, env: dict[str, str], task_tmp: Path) -> Path:
@@ -266,7 +324,8 @@ class WarmWorkers:
     """The run's light and full workers, and which one takes a task (see the module doc).
 
     The full worker starts with the run's first task that runs (its imports, begun with the run,
-    would only compete with the first tasks for the CPU); the light one with the run, or, with
+    would only compete with the first tasks for the CPU), forked from the light one once that
+    one's imports are in (`TaskWorker(parent=...)`); the light one with the run, or, with
     `lazy` (a rerun expected from the cache), with its first task that runs too: a rerun whose
     tasks all come from the cache never pays their imports. `expect(spec)` tells the light one
     to import the clients the job's tasks use."""
@@ -308,7 +367,9 @@ class WarmWorkers:
         """The worker of this kind, started on first use."""
         with self._lock:
             if kind not in self._started:
-                worker = self._started[kind] = TaskWorker(self.env, self._lists[kind])
+                parent = self._started.get("light") if kind == "full" else None
+                worker = TaskWorker(self.env, self._lists[kind], parent)
+                self._started[kind] = worker
                 if kind == "light" and self._clients_expected:
                     worker.preload_clients()
             return self._started[kind]
@@ -328,5 +389,5 @@ class WarmWorkers:
     def close(self) -> None:
         with self._lock:
             started, self._started = list(self._started.values()), {}
-        for worker in started:
+        for worker in reversed(started):  # the full one first: the light one may grow it yet
             worker.close()
