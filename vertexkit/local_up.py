@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from contextlib import suppress
 from pathlib import Path
 
@@ -39,6 +38,8 @@ def running_local_up(home: Path | None) -> dict[str, str] | None:
     with suppress(OSError, ValueError, KeyError, TypeError):
         found = json.loads((home_or_default(home) / LOCAL_UP_FILE).read_text())
         os.kill(int(found["pid"]), 0)  # a file left by a killed process names a dead pid
+        import urllib.request  # here: `vertexkit run` asks before its CLI loads (early_cloud)
+
         with urllib.request.urlopen(found["url"] + "/healthz", timeout=2) as answer:
             if answer.status == 200:
                 return {str(k): str(v) for k, v in found["env"].items()}

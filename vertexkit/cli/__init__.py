@@ -1,4 +1,6 @@
-"""The `vertexkit` command line. Each verb group lives in its own module here."""
+"""The `vertexkit` command line. Each verb group lives in its own module here; `verbs` holds
+the app. This module stays light: `vertexkit run` spawns its local cloud's process before the
+verbs are imported (`early_cloud`)."""
 
 from __future__ import annotations
 
@@ -6,31 +8,30 @@ import atexit
 import os
 import sys
 import threading
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
+from vertexkit.cli import early_cloud
 
-from vertexkit.cli import decisions, demo, jobs, local, pipelines, resources, schedules
-from vertexkit.cli.errors import VertexkitGroup
+if TYPE_CHECKING:
+    import typer
 
-# Every verb runs inside VertexkitGroup.invoke: a user error ends with one `error:` line naming
-# the parameter and exit code 2, never a traceback (vertexkit/cli/errors.py).
-app = typer.Typer(cls=VertexkitGroup, no_args_is_help=True, add_completion=False, help=__doc__)
-app.add_typer(local.app, name="local", help="Run the local cloud.")
-app.command("demo")(demo.demo)
-app.command("compile")(pipelines.compile_command)
-app.command("run")(pipelines.run_command)
-app.add_typer(resources.models_app, name="models")
-app.add_typer(resources.endpoints_app, name="endpoints")
-app.command("predict")(resources.predict)
-app.command("logs")(jobs.logs)
-app.add_typer(schedules.schedule_app, name="schedule")
-app.add_typer(schedules.runs_app, name="runs")
-app.add_typer(decisions.decisions_app, name="decisions")
+    app: typer.Typer
+
+
+def __getattr__(name: str) -> Any:
+    """`vertexkit.cli.app`, imported when first asked for."""
+    if name == "app":
+        from vertexkit.cli.verbs import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> NoReturn:
     """The console script (and `python -m vertexkit.cli`): the app, then a short exit."""
+    early_cloud.spawn_for(sys.argv[1:])
+    from vertexkit.cli.verbs import app
+
     try:
         app()
     except SystemExit as exc:

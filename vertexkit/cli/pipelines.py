@@ -12,6 +12,7 @@ import typer
 from rich.text import Text
 
 from vertexkit import pipeline_registry, trainer_staging
+from vertexkit.cli import early_cloud
 from vertexkit.cli.errors import UserError, fail, plain_console
 from vertexkit.cli.options import (
     HomeOption,
@@ -146,11 +147,15 @@ def run_command(
 def _early_cloud(home: Path | None, vertex: bool, caching: bool) -> Iterator[CloudProcess | None]:
     """The run's local cloud, spawned before kfp is imported and the pipeline compiled, so it
     loads on another core meanwhile (`vertexkit.cloud_process`): none for --vertex, or where a
-    `vertexkit local up` serves the home. Closed when the run ends, however it ends."""
+    `vertexkit local up` serves the home. Closed when the run ends, however it ends. The
+    console script may have spawned it already, before the CLI loaded (`early_cloud`)."""
+    spawned = early_cloud.take(home, caching)
     if vertex or running_local_up(home) is not None:
+        if spawned is not None:
+            spawned.close()
         yield None
         return
-    process = CloudProcess.spawn(home, caching)
+    process = spawned or CloudProcess.spawn(home, caching)
     try:
         yield process
     finally:

@@ -3,8 +3,24 @@
 from vertexkit.local import LocalCloud
 with LocalCloud(home=".vertexkit") as cloud:
     cloud.context()  # a CloudContext whose clients talk to this server
+
+`LocalCloud` is imported when first asked for: `vertexkit run` spawns its cloud's process
+through `vertexkit.cloud_process`, which must not wait for the server's web stack.
 """
 
-from vertexkit.local.server import LocalCloud
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vertexkit.local.server import LocalCloud
 
 __all__ = ["LocalCloud"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalCloud":
+        from vertexkit.local.server import LocalCloud
+
+        return LocalCloud
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
