@@ -22,6 +22,7 @@ from vertexkit.cli.options import (
     spec_checked,
 )
 from vertexkit.cloud_process import CloudProcess
+from vertexkit.kfp_loader import import_kfp
 from vertexkit.local.vertex.pipelines.warm_tasks import uses_clients
 from vertexkit.local_up import running_local_up
 from vertexkit.pipeline_params import pipeline_spec
@@ -48,6 +49,7 @@ def compile_command(
     project: ProjectOption = None,
 ) -> None:
     """Compile pipelines to KFP IR YAML (one file per pipeline)."""
+    import_kfp()
     from vertexkit import compiler  # kfp: imported when a verb needs it
 
     stale = []
@@ -103,6 +105,7 @@ def run_command(
 ) -> None:
     """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
     with _early_cloud(home, vertex, caching=not no_cache) as cloud_process:
+        import_kfp()
         from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
         from vertexkit.pipeline_jobs import PipelineJobFailed
 

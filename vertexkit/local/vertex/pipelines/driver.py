@@ -41,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from vertexkit.kfp_loader import import_kfp
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
 from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM, WORKERS_FLAG
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
@@ -335,6 +336,7 @@ def _read_settings(job_dir: Path) -> dict[str, Any]:
 
 
 def run(job_dir: Path) -> int:
+    import_kfp()
     settings = _read_settings(job_dir)
     workers = None
     if settings.get("warmTasks", True):
@@ -385,6 +387,7 @@ def standby(storage_home: str, mode: str = WARM) -> int:
 
 def _import_kfp_local() -> None:
     """What `run_with` imports, so the standby has done it when its job comes."""
+    import_kfp()
     from kfp import components, local  # noqa: F401
     from kfp.local import executor_input_utils, importer_handler, placeholder_utils  # noqa: F401
     from kfp.local.orchestrator import task_executor  # noqa: F401

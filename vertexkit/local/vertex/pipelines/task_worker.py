@@ -54,6 +54,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from vertexkit.kfp_loader import import_kfp
 from vertexkit.runtime.prebuilt import FRAMEWORK_MODULES
 
 MESSAGE_BYTES = 65536
@@ -325,6 +326,7 @@ def main(fd: int, preload_list: str) -> NoReturn:
     """Serves the driver on socket `fd` with `preload_list` imported, until it closes."""
     worker = Worker(socket.socket(fileno=fd))
     worker.send({"pid": os.getpid()})  # a grown worker's driver has not seen its pid
+    import_kfp()  # without its API client, which no task of ours uses (a task may: kfp.Client)
     _preload_all(worker, PRELOADS[preload_list])
     while worker.serve():
         pass
