@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vertexkit import gc_tuning
 from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM
 from vertexkit.local_up import ServedLocalCloud, home_or_default
 
@@ -159,11 +160,13 @@ def main(argv: list[str]) -> None:
     """`python -m vertexkit.cloud_process [HOME --workers MODE]`: serve HOME at once (its
     standby driver starts first, its services load meanwhile), or preload and wait for the home
     (and the mode) on stdin."""
+    gc_tuning.collect_less_often()
     if argv:
         _serve(argv[0], dict(zip(argv[1::2], argv[2::2], strict=False))[WORKERS_FLAG])
     else:
         for module in PRELOAD:
             importlib.import_module(module)
+        gc_tuning.imports_done()
         request = sys.stdin.readline()
         if request:
             asked = json.loads(request)

@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from vertexkit import gc_tuning
 from vertexkit.cli import early_cloud
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def __getattr__(name: str) -> Any:
 
 def main() -> NoReturn:
     """The console script (and `python -m vertexkit.cli`): the app, then a short exit."""
+    gc_tuning.collect_less_often()
     early_cloud.spawn_for(sys.argv[1:])
     from vertexkit.cli.verbs import app
 

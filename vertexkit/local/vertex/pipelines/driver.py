@@ -41,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from vertexkit import gc_tuning
 from vertexkit.kfp_loader import import_kfp
 from vertexkit.local.vertex.pipelines import dag_runner, placeholders, task_handler
 from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM, WORKERS_FLAG
@@ -430,6 +431,7 @@ def main(argv: list[str]) -> None:
     """`JOB_DIR`, or `--standby STORAGE_HOME [--workers MODE]`. Runs the job, then leaves
     without tearing the interpreter down: every event is flushed (EventLog writes through), and
     the local cloud marks the job ended when this process ends."""
+    gc_tuning.collect_less_often()
     if argv[0] == "--standby":
         flags = dict(zip(argv[2::2], argv[3::2], strict=False))
         code = standby(argv[1], flags.get(WORKERS_FLAG, WARM))
