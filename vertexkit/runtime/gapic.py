@@ -25,12 +25,14 @@ import sys
 import threading
 import types
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 PACKAGE = "google.cloud.aiplatform_v1"
 LAZY_PACKAGES = (PACKAGE, f"{PACKAGE}.types")
 # `from .types.model import Model`, `from .services.model_service import (\n ModelServiceClient,`
 _EXPORT = re.compile(r"^from \.((?:types|services)\.\w+) import \(?\s*(\w+)", re.M)
+_NAMED = re.compile(r"\baiplatform_v1\.([A-Za-z]\w*)")  # `aiplatform_v1.Model` in a source
 _LOCK = threading.RLock()
 _initialising: set[str] = set()
 
@@ -107,6 +109,19 @@ def resolve(name: str) -> Any:
             for package in LAZY_PACKAGES:
                 _install_lazy_package(package)
     return getattr(_import(module), name)
+
+
+def runtime_names() -> list[str]:
+    """Every `aiplatform_v1.NAME` that vertexkit.runtime's modules and their clients
+    (`vertexkit.context`) name, read from their source: what a warm worker resolves ahead of the
+    built-in components (not the whole package)."""
+    here = Path(__file__).parent
+    sources = [*here.glob("*.py"), here.parent / "context.py"]
+    named: set[str] = set()
+    for source in sources:
+        if source.name != "gapic.py" and not source.name.endswith("_test.py"):
+            named.update(_NAMED.findall(source.read_text(encoding="utf-8")))
+    return sorted(named & exports().keys())
 
 
 def import_whole_package() -> types.ModuleType:

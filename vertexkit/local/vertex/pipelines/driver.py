@@ -299,37 +299,18 @@ def _install_task_handler(settings: dict[str, Any], workers: WarmWorkers | None)
 
 
 # The aiplatform SDK named in a component's source (not the `aiplatform_v1` GAPIC package).
-_SDK_IMPORT = re.compile(
-    r"\bgoogle\.cloud\.aiplatform\b|from\s+google\.cloud\s+import\s+[^\n]*\baiplatform\b"
-)
-
-
-def uses_sdk(pipeline_spec: dict) -> bool:
-    """Whether a task of the run would import the aiplatform SDK: a GCPC operator's launcher,
-    or a component whose source imports it (the full worker then preloads it)."""
-    executors = pipeline_spec.get("deploymentSpec", {}).get("executors", {})
-    for executor in executors.values():
-        container = executor.get("container") or {}
-        if str(container.get("image", "")).startswith(task_handler.GCPC_IMAGES):
-            return True
-        if any(_SDK_IMPORT.search(str(part)) for part in container.get("command", [])):
-            return True
-    return False
-
-
-def _start_task_workers(
-    gcs_mount: str | None, with_sdk: bool, lazy: bool = False
-) -> WarmWorkers | None:
+def _start_task_workers(gcs_mount: str | None, lazy: bool = False) -> WarmWorkers | None:
     """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
     Started first, so they import their modules while the driver imports kfp.local; with
-    `lazy`, with the first task that runs."""
+    `lazy`, with the first task that runs. The job's spec (`WarmWorkers.expect`) says what the
+    full one imports."""
     if not fork_available():
         print(f"tasks run in plain processes: fork is not available on {sys.platform}")
         return None
     env = dict(os.environ)
     if gcs_mount:
         env[GCS_MOUNT_ENV] = gcs_mount
-    return WarmWorkers(env, with_sdk=with_sdk, lazy=lazy)
+    return WarmWorkers(env, lazy=lazy)
 
 
 def _read_settings(job_dir: Path) -> dict[str, Any]:
@@ -341,7 +322,7 @@ def run(job_dir: Path) -> int:
     settings = _read_settings(job_dir)
     workers = None
     if settings.get("warmTasks", True):
-        workers = _start_task_workers(storage_root(settings), uses_sdk(settings["pipelineSpec"]))
+        workers = _start_task_workers(storage_root(settings))
     return run_with(job_dir, settings, workers)
 
 
@@ -366,7 +347,7 @@ def standby(storage_home: str, mode: str = WARM) -> int:
     """A driver started before its job (see `standby`): workers and kfp.local first, then the
     job's folder, one line on stdin (none: the local cloud closed without a job for it).
     `mode` (standby's WARM, CLIENTS, LAZY): what the task workers do meanwhile."""
-    workers = _start_task_workers(storage_home, with_sdk=False, lazy=mode == LAZY)
+    workers = _start_task_workers(storage_home, lazy=mode == LAZY)
     if workers is not None and mode == CLIENTS:
         workers.expect_clients()
     _import_kfp_local()

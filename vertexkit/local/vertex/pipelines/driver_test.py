@@ -104,15 +104,16 @@ def with_gapic() -> str:
     return aiplatform_v1.__name__
 
 
-def test_the_full_worker_preloads_the_sdk_only_for_runs_that_use_it() -> None:
+def test_the_full_worker_preloads_the_sdk_or_the_gapic_package_only_for_runs_that_use_it():
     import yaml
     from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp
 
-    from vertexkit.local.vertex.pipelines.driver import uses_sdk
+    from vertexkit.local.vertex.pipelines.warm_tasks import full_preload_list
 
-    assert uses_sdk(_spec(with_sdk))
-    assert uses_sdk(_spec(EndpointCreateOp))
-    assert not uses_sdk(_spec(with_gapic))
+    assert full_preload_list(_spec(with_sdk)) == "sdk"
+    assert full_preload_list(_spec(EndpointCreateOp)) == "sdk"
+    assert full_preload_list(_spec(with_gapic)) == "gapic"
     for name in ("training", "tuning", "retraining"):
         compiled = yaml.safe_load((REPO / "compiled" / f"{name}.yaml").read_text())
-        assert not uses_sdk(compiled), name  # the built-in components use aiplatform_v1 only
+        # the built-in components use vertexkit.runtime's aiplatform_v1 names only
+        assert full_preload_list(compiled) == "full", name

@@ -46,6 +46,7 @@ from vertexkit.local.vertex.pipelines.task_main import (
     executor_output_dir,
 )
 from vertexkit.local.vertex.pipelines.warm_tasks import (
+    GCPC_IMAGES,
     GCPC_MAIN,
     TASK_MAIN,
     WarmCall,
@@ -56,11 +57,6 @@ from vertexkit.local.vertex.pipelines.warm_tasks import (
 )
 
 KFP_EXECUTOR = "python3 -m kfp.dsl.executor_main"
-# Where GCPC publishes its launcher image (Vertex pulls it; here the installed package stands in).
-GCPC_IMAGES = (
-    "gcr.io/ml-pipeline/google-cloud-pipeline-components:",
-    "us-docker.pkg.dev/vertex-ai/ml-pipeline/google-cloud-pipeline-components:",
-)
 GCPC_PACKAGE = "google_cloud_pipeline_components."
 ERROR_TAIL_LINES = 15
 _PIP_INSTALL = re.compile(r"-m pip install ([^&\n]*)")

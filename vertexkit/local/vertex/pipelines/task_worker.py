@@ -1,13 +1,14 @@
 """A warm task worker: imports what pipeline tasks use once, then forks a child per task.
 
-    python -m vertexkit.local.vertex.pipelines.task_worker FD light|full|sdk
+    python -m vertexkit.local.vertex.pipelines.task_worker FD light|full|gapic|sdk
 
 A task process started from nothing spends most of its life importing: kfp's executor, the
 Google clients, vertexkit.runtime, pandas and sklearn cost 1-4 s a task, and a no-op component
 forked from a process that already holds them starts in about 20 ms. The driver starts two
 workers per pipeline run (its side is `warm_tasks`): a `light` one that imports kfp's executor
 only and is ready in about half a second, and a `full` one that imports every module of
-`PRELOAD` (several seconds; `SDK_PRELOAD` adds the aiplatform SDK for runs that use it),
+`PRELOAD` (several seconds; `GAPIC_PRELOAD` adds the whole `aiplatform_v1` package and
+`SDK_PRELOAD` the aiplatform SDK, for runs whose components use them),
 started with the first task that runs; tasks go to the light one until the full one says it is
 ready. The light one also imports the clients a pipeline's first tasks use (`CLIENTS_PRELOAD`,
 about a second) once told that the job's tasks use them. A single worker importing everything
@@ -76,12 +77,15 @@ CLIENTS_PRELOAD = (
     "google.cloud.aiplatform_v1.services.job_service",
     "google.cloud.aiplatform_v1.types.custom_job",
 )
+# The `aiplatform_v1` types and clients vertexkit.runtime names (`gapic.runtime_names`): the
+# built-in components need no more of the package, whose whole `__init__` costs 0.44 s of CPU.
+RUNTIME_GAPIC = "aiplatform_v1: the names vertexkit.runtime uses"
 # What the built-in components import; one that is not installed is skipped.
 PRELOAD = (
     *CLIENTS_PRELOAD,
     "vertexkit.runtime.kfp_outputs",
     "google.cloud.storage",
-    "google.cloud.aiplatform_v1",
+    RUNTIME_GAPIC,
     "vertexkit.runtime.models",
     "vertexkit.runtime.deployment",
     "pandas",
@@ -91,15 +95,17 @@ PRELOAD = (
     *FRAMEWORK_MODULES["sklearn"],  # the evaluation loads the model
     "matplotlib.pyplot",
 )
+# The whole `aiplatform_v1` package: for runs with components that import it themselves.
+GAPIC_PRELOAD = (*PRELOAD, "google.cloud.aiplatform_v1")
 # The aiplatform SDK (1.5 s of CPU): for runs with GCPC operators or components that use it.
 SDK_PRELOAD = (
-    *PRELOAD,
+    *GAPIC_PRELOAD,
     "vertexkit.local.vertex.pipelines.gcpc_main",
     "google.cloud.aiplatform",
     "google_cloud_pipeline_components.container.v1.gcp_launcher.job_remote_runner",
     "google_cloud_pipeline_components.container.v1.gcp_launcher.lro_remote_runner",
 )
-PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD, "sdk": SDK_PRELOAD}
+PRELOADS = {"light": LIGHT_PRELOAD, "full": PRELOAD, "gapic": GAPIC_PRELOAD, "sdk": SDK_PRELOAD}
 CLIENTS_READY = "clients"  # what the light worker says once CLIENTS_PRELOAD is in
 ALL_READY = "all"  # what a worker says once its own list is
 GROW = "grow"  # {"grow": LIST} and a socket: fork a worker for LIST that serves that socket
@@ -140,6 +146,11 @@ def preload(module: str) -> None:
             from vertexkit.runtime import gapic
 
             gapic.import_whole_package()
+        elif module == RUNTIME_GAPIC:
+            from vertexkit.runtime import gapic
+
+            for name in gapic.runtime_names():
+                gapic.resolve(name)
         else:
             importlib.import_module(module)
 

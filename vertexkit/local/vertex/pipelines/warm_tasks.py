@@ -54,6 +54,11 @@ _KFP_SCRIPT = re.compile(
     r"\s+(?P<runtime>_KFP_RUNTIME=true\s+)?python3 -m kfp\.dsl\.executor_main\s+"
     r'--component_module_path\s+"\$program_path/ephemeral_component\.py"\s+"\$@"\s*'
 )
+# Where GCPC publishes its launcher image (Vertex pulls it; here the installed package stands in).
+GCPC_IMAGES = (
+    "gcr.io/ml-pipeline/google-cloud-pipeline-components:",
+    "us-docker.pkg.dev/vertex-ai/ml-pipeline/google-cloud-pipeline-components:",
+)
 WORKER_GONE_EXIT = -1
 CLOSE_GRACE_SECONDS = 0.2
 
@@ -316,8 +321,34 @@ _CLIENTS_USE = re.compile(
 
 def uses_clients(pipeline_spec: dict) -> bool:
     """Whether a task of the job runs BigQuery or launches a custom job (`CLIENTS_PRELOAD`)."""
-    executors = pipeline_spec.get("deploymentSpec", {}).get("executors", {})
-    return any(_CLIENTS_USE.search(json.dumps(executor)) for executor in executors.values())
+    return any(_CLIENTS_USE.search(json.dumps(executor)) for executor in _executors(pipeline_spec))
+
+
+# A component source that imports the aiplatform SDK, or the whole GAPIC package.
+_SDK_IMPORT = re.compile(
+    r"\bgoogle\.cloud\.aiplatform\b|from\s+google\.cloud\s+import\s+[^\n]*\baiplatform\b"
+)
+_GAPIC_IMPORT = re.compile(r"\baiplatform_v1\b")
+
+
+def full_preload_list(pipeline_spec: dict) -> str:
+    """What the full worker imports for this job (`task_worker.PRELOADS`): the aiplatform SDK for
+    a GCPC operator's launcher or a component that imports it (`sdk`); the whole `aiplatform_v1`
+    package for a component that imports that (`gapic`); else the built-in components' modules
+    (`full`)."""
+    commands = []
+    for executor in _executors(pipeline_spec):
+        container = executor.get("container") or {}
+        if str(container.get("image", "")).startswith(GCPC_IMAGES):
+            return "sdk"
+        commands.extend(str(part) for part in container.get("command", []))
+    if any(_SDK_IMPORT.search(command) for command in commands):
+        return "sdk"
+    return "gapic" if any(_GAPIC_IMPORT.search(command) for command in commands) else "full"
+
+
+def _executors(pipeline_spec: dict) -> list[dict]:
+    return list(pipeline_spec.get("deploymentSpec", {}).get("executors", {}).values())
 
 
 class WarmWorkers:
@@ -330,9 +361,9 @@ class WarmWorkers:
     tasks all come from the cache never pays their imports. `expect(spec)` tells the light one
     to import the clients the job's tasks use."""
 
-    def __init__(self, env: dict[str, str], with_sdk: bool = False, lazy: bool = False) -> None:
+    def __init__(self, env: dict[str, str], lazy: bool = False) -> None:
         self.env = env
-        self._lists = {"light": "light", "full": "sdk" if with_sdk else "full"}
+        self._lists = {"light": "light", "full": "full"}
         self._started: dict[str, TaskWorker] = {}
         self._lock = threading.Lock()
         self._clients_expected = False
@@ -342,7 +373,10 @@ class WarmWorkers:
     def expect(self, pipeline_spec: dict) -> None:
         """The job to run: when its tasks use BigQuery or launch custom jobs, the light worker
         imports those clients (now, or as it starts), so its first such tasks do not each import
-        them."""
+        them; the full worker, not started yet, will import what its components use
+        (`full_preload_list`)."""
+        with self._lock:
+            self._lists["full"] = full_preload_list(pipeline_spec)
         if uses_clients(pipeline_spec):
             self.expect_clients()
 

@@ -42,9 +42,12 @@ def probe() -> str:
             "flavour": os.environ.get("FLAVOUR"),
             "draw": float(numpy.random.random()),
             "argv0": sys.argv[0],
-            # the package init already run: the full worker's preload must not leave it lazy
-            "aiplatform_v1_ready": "ModelServiceClient"
-            in getattr(sys.modules.get("google.cloud.aiplatform_v1"), "__dict__", {}),
+            # the package init already run (a job whose components import the package), or only
+            # the runtime's clients and types loaded (`gapic.runtime_names`)
+            "package_ready": "ModelServiceClient"
+            in getattr(sys.modules.get("google.cloud." + "aiplatform_v1"), "__dict__", {}),
+            "runtime_names_ready": "google.cloud.aiplatform_v1.services.model_service"
+            in sys.modules,
         }
     )
 
@@ -202,7 +205,8 @@ def test_tasks_go_to_the_full_worker_once_it_has_preloaded_else_to_the_light_one
     try:
         assert workers.full.preloaded(timeout=300)
         warm = _probe(workers, tmp_path, "warm")
-        assert warm["parent"] == workers.full.process.pid and warm["aiplatform_v1_ready"]
+        assert warm["parent"] == workers.full.process.pid and warm["runtime_names_ready"]
+        assert not warm["package_ready"]  # no component of the job imports the whole package
         workers.full.process.kill()
         workers.full.process.wait()
         assert _probe(workers, tmp_path, "light")["parent"] == workers.light.process.pid
@@ -291,5 +295,19 @@ def test_the_light_worker_imports_the_clients_a_job_uses(tmp_path):
         while not workers.light.has_clients():
             assert time.monotonic() < deadline, "the light worker never imported the clients"
             time.sleep(0.05)
+    finally:
+        workers.close()
+
+
+@needs_fork
+def test_a_job_whose_components_import_aiplatform_v1_gets_the_whole_package_preloaded(tmp_path):
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        spec = {"deploymentSpec": {"executors": {"e": {"container": {"command": [
+            "from google.cloud import aiplatform_v1"]}}}}}  # fmt: skip
+        workers.expect(spec)
+        assert workers.full.preloaded(timeout=300)
+        seen = _probe(workers, tmp_path, "gapic")
+        assert seen["parent"] == workers.full.process.pid and seen["package_ready"]
     finally:
         workers.close()
