@@ -90,6 +90,7 @@ PRELOAD = (
     "vertexkit.runtime.deployment",
     "pandas",
     "pyarrow.parquet",
+    "gcsfs",  # the evaluation reads its test data through it (CloudContext.gcs_filesystem)
     "vertexkit.runtime.evaluation",
     "sklearn.metrics",
     *FRAMEWORK_MODULES["sklearn"],  # the evaluation loads the model
