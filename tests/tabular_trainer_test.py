@@ -204,3 +204,22 @@ def test_missing_label_column_names_the_columns(tmp_path: Path) -> None:
     result = run_trainer(env, "--training-data-uri", str(path))
     assert result.returncode == 2
     assert "no label column 'species'" in result.stderr and "['a', 'b']" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "checkpointed"),
+    [([], False), (["--checkpoint-every=25"], True)],
+    ids=["default-cadence", "every-25-rounds"],
+)
+def test_a_short_run_writes_checkpoints_only_when_asked_for_every_n_rounds(
+    cloud_context: CloudContext, penguin_uris: dict, tmp_path: Path, flags: list, checkpointed: bool
+) -> None:
+    """A run of a few seconds: by default no chunk comes CHECKPOINT_SECONDS after the last
+    checkpoint (or the start), so none is written; --checkpoint-every writes one per chunk."""
+    run = f"cadence-{len(flags)}"
+    env = trainer_env(cloud_context, tmp_path, run, penguin_uris)
+    result = run_trainer(env, "--framework=sklearn", "--model-type=random_forest", *flags)
+    assert result.returncode == 0, result.stderr
+    written = [b.name for b in cloud_context.storage_client().list_blobs(BUCKET, prefix=f"{run}/")]
+    assert any(name.endswith("model/model.joblib") for name in written), written
+    assert any("checkpoints/" in name for name in written) is checkpointed, written

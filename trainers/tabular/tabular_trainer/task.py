@@ -10,8 +10,10 @@ Follows Vertex AI's conventions for a training application:
   `model_metadata.json` (classes, feature types, hyperparameters) and `metrics.json`.
 - tuning: the validation metric named by --hptune-metric is reported with cloudml-hypertune
   (the file named by CLOUD_ML_HP_METRIC_FILE), the way Vertex tuning jobs read it.
-- restarts: with AIP_CHECKPOINT_DIR set, ensembles train in chunks of rounds, each chunk
-  checkpointed; a restarted run with the same settings resumes from the last checkpoint.
+- restarts: with AIP_CHECKPOINT_DIR set, ensembles train in chunks of rounds (a tenth of them,
+  or --checkpoint-every), each chunk checkpointed (by default only once CHECKPOINT_SECONDS have
+  passed since the last: a run of a few seconds loses little to a restart, and each checkpoint
+  writes the whole model); a restarted run with the same settings resumes from the last one.
 
 XGBoost: Vertex's prebuilt xgboost image calls `booster.predict(xgboost.DMatrix(instances))`
 (see aiplatform.prediction.xgboost.predictor): a scikit-learn Pipeline cannot serve there, and a
@@ -33,6 +35,7 @@ import logging
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -63,6 +66,7 @@ from tabular_trainer.model import (
 log = logging.getLogger("tabular_trainer")
 METRICS = ("accuracy", "f1", "log_loss")
 CHECKPOINT_STATE = "checkpoint.json"
+CHECKPOINT_SECONDS = 30.0  # the default cadence's least gap between two checkpoints
 
 
 # -- arguments -------------------------------------------------------------------------------
@@ -197,12 +201,16 @@ def load_checkpoint(checkpoint_dir: str | None, fingerprint: str) -> Pipeline | 
     return joblib.load(io.BytesIO(payload))
 
 
-def checkpoint_writer(checkpoint_dir: str | None, fingerprint: str) -> Any:
+def checkpoint_writer(checkpoint_dir: str | None, fingerprint: str, min_seconds: float) -> Any:
+    """Writes a checkpoint after a chunk, unless less than `min_seconds` have passed since the
+    last one (or since the start)."""
     previous: list[str] = []
+    last = [time.monotonic()]
 
     def write(pipeline: Pipeline, rounds: int) -> None:
-        if not checkpoint_dir:
+        if not checkpoint_dir or time.monotonic() - last[0] < min_seconds:
             return
+        last[0] = time.monotonic()
         name = f"checkpoint-{rounds:06d}.joblib"
         # The model first, then the state that points at it: a crash in between leaves the
         # previous state valid.
@@ -320,7 +328,11 @@ def train(args: argparse.Namespace) -> dict[str, float]:
         args.model_type,
         total_rounds=args.n_estimators,
         chunk=args.checkpoint_every or default_chunk(args.n_estimators),
-        on_checkpoint=checkpoint_writer(args.checkpoint_dir, fingerprint),
+        on_checkpoint=checkpoint_writer(
+            args.checkpoint_dir,
+            fingerprint,
+            min_seconds=0.0 if args.checkpoint_every else CHECKPOINT_SECONDS,
+        ),
     )
     metrics = evaluate(
         pipeline, to_instances(splits["validation"], schema), labels_of(splits["validation"])
