@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import zlib
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from vertexkit.local.bigquery.sql import TableName
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets.sources import read_frame
 from vertexkit.local.vertex.store import Resource
 from vertexkit.specs.datasets import PREDEFINED_VALUES, fractions_of
+
+if TYPE_CHECKING:  # the frames come from `read_frame`, which loads pandas when a dataset is read
+    import pandas as pd
 
 SPLITS = ("training", "validation", "test")
 ENV_NAMES = {

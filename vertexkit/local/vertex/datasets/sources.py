@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import io
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from vertexkit.local.bigquery.models import QueryError
 from vertexkit.local.bigquery.sql import TableName
@@ -16,6 +14,9 @@ from vertexkit.local.errors import ApiError, bad_request
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.store import Resource
 from vertexkit.specs.datasets import INPUT
+
+if TYPE_CHECKING:  # pandas loads when a dataset is read: the local cloud starts without it
+    import pandas as pd
 
 
 def input_config(dataset: Resource) -> dict[str, Any]:
@@ -59,6 +60,8 @@ def columns(backend: VertexBackend, dataset: Resource) -> list[str]:
             raise bad_request(f"{INPUT}.bigquerySource.uri: {exc}") from exc
         finally:
             cur.close()
+    import pandas as pd
+
     bucket, name = csv_objects(backend, config["gcsSource"]["uri"])[0]
     header = pd.read_csv(io.BytesIO(backend.storage.read_object(bucket, name)), nrows=0)
     return list(header.columns)
@@ -66,6 +69,8 @@ def columns(backend: VertexBackend, dataset: Resource) -> list[str]:
 
 def read_frame(backend: VertexBackend, dataset: Resource) -> pd.DataFrame:
     """Every row of the dataset's source, in the source's order."""
+    import pandas as pd
+
     config = input_config(dataset)
     if "bigquerySource" in config:
         cur = backend.cloud.bigquery.warehouse.cursor()
@@ -84,6 +89,8 @@ def read_frame(backend: VertexBackend, dataset: Resource) -> pd.DataFrame:
 
 def check_readable(backend: VertexBackend, dataset: Resource) -> None:
     """Vertex refuses a dataset whose source it cannot read: a missing table or object."""
+    import pandas as pd
+
     try:
         if not columns(backend, dataset):
             raise bad_request(f"{INPUT}: the source has no columns.")
