@@ -117,8 +117,9 @@ class _Pending:
 
 class GrownProcess:
     """A worker forked by another worker (`TaskWorker(parent=...)`): not this process's child
-    (its parent reaps it), so its end is seen as the end of its channel, which it alone holds:
-    `ended` is set once the last of its threads has gone. Its pid is known once it says hello;
+    (its parent reaps it), so its end is seen as the end of its channel, which it alone holds
+    (`ended`: set once the last of its threads has gone, or once this side has closed the
+    channel, after which an idle worker leaves on its own). Its pid is known once it says hello;
     until then there is nothing to kill, and closing its channel is enough."""
 
     returncode = None  # its parent worker reaps it
