@@ -22,8 +22,9 @@ from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
 from vertexkit.local.vertex.pipelines.standby import DRIVER_MODULE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
 
-# How often the driver's events are read into the stored job: a client polling every 0.2 s at
-# most (runtime/polling.py) then sees a task's end within 0.25 s. A read is one small file read.
+# How often the driver's events are read into the stored job: a client polling every 0.1 s at
+# most (runtime/polling.py) then sees a task's end within about 0.12 s. A read is one small file
+# read.
 POLL_SECONDS = 0.02
 MAX_PARALLEL_LABEL = "vertexkit-max-parallel"
 KILL_GRACE_SECONDS = 5.0
