@@ -25,6 +25,7 @@ from sklearn.preprocessing import StandardScaler
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 from vertexkit.local.storage.routes import StorageService
+from vertexkit.local.vertex.registry.model_process import ModelProcess
 from vertexkit.local.vertex.registry.routes import RegistryArea
 
 SKLEARN_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-5:latest"
@@ -301,9 +302,12 @@ def test_deployed_models_serve_again_after_restart_loaded_before_the_first_predi
             join_warm_up()
             servers = registry_of(cloud).endpoints.pool._servers
             assert list(servers) == [deployed_id]  # loaded with no prediction asked
+            served = servers[deployed_id]
+            assert isinstance(served, ModelProcess) and served.running()  # started with the cloud
             cloud.context().init_aiplatform()
             predicted = aiplatform.Endpoint(endpoint_name).predict(instances=INSTANCE)
             assert predicted.predictions == ["Adelie"]
+        assert not served.running()  # ended with the cloud
     finally:
         cloud_context.init_aiplatform()
 

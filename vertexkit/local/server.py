@@ -109,6 +109,7 @@ class LocalCloud:
             threading.Event().wait(0.01)
         if self._standby_driver:
             self.vertex.backend.driver_standby.start(self._standby_workers)
+        self.vertex.backend.start_deployed_models()  # before the services import: see there
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
         self._warm_up.start()

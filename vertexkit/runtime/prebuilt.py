@@ -74,19 +74,25 @@ def model_file(framework: str, model_dir: Path, artifact_uri: str) -> Path:
     return found[0]
 
 
-def load_prebuilt(image_uri: str, model_dir: Path, artifact_uri: str | None = None) -> Predictor:
-    """Loads the artifact in `model_dir` as the prebuilt image `image_uri` would."""
+def servable_framework(image_uri: str) -> str:
+    """'sklearn' or 'xgboost': a prebuilt image served here; else the ServingError saying so."""
     framework = prebuilt_framework(image_uri)
-    artifact_uri = artifact_uri or str(model_dir)
-    if framework == "sklearn":
-        return SklearnPredictor(model_file(framework, model_dir, artifact_uri))
-    if framework == "xgboost":
-        return XGBoostPredictor(model_file(framework, model_dir, artifact_uri))
+    if framework in ("sklearn", "xgboost"):
+        return framework
     raise ServingError(
         f"The prebuilt image {image_uri} ({framework or 'unknown framework'}) cannot serve here: "
         "the local cloud serves the scikit-learn and XGBoost prebuilt images in-process. "
         "Use one of those, or a custom container with a Python `command`."
     )
+
+
+def load_prebuilt(image_uri: str, model_dir: Path, artifact_uri: str | None = None) -> Predictor:
+    """Loads the artifact in `model_dir` as the prebuilt image `image_uri` would."""
+    framework = servable_framework(image_uri)
+    artifact_uri = artifact_uri or str(model_dir)
+    if framework == "sklearn":
+        return SklearnPredictor(model_file(framework, model_dir, artifact_uri))
+    return XGBoostPredictor(model_file(framework, model_dir, artifact_uri))
 
 
 def feature_matrix(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,6 +10,7 @@ from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import ProcessGroups
 from vertexkit.local.vertex.operations import Operations
 from vertexkit.local.vertex.pipelines.standby import DriverStandby
+from vertexkit.local.vertex.registry.model_process import ModelProcesses, deployed_prebuilt
 from vertexkit.local.vertex.store import ResourceStore
 
 if TYPE_CHECKING:
@@ -32,6 +34,18 @@ class VertexBackend:
         self.driver_standby = DriverStandby(
             self.processes, self.driver_env, storage.home, home / "pipelineJobs" / "standby.log"
         )
+        self.model_processes = ModelProcesses(self.processes, home / "serving")
+
+    def start_deployed_models(self) -> None:
+        """Starts a process for every prebuilt-image model deployed before this start, loading
+        its model at once (`registry.model_process`), while the cloud's services import. A
+        model that does not load fails its first prediction, with the reason."""
+        for _, deployed, version in deployed_prebuilt(self.store):
+            with contextlib.suppress(Exception):  # said again by its first prediction
+                uri = version["artifactUri"]
+                image = version["containerSpec"]["imageUri"]
+                model_dir = self.storage.gs_uri_to_path(uri)
+                self.model_processes.prestart(deployed["id"], image, model_dir, uri)
 
     def driver_env(self) -> dict[str, str]:
         """The environment of a pipeline driver (and so of its tasks)."""
@@ -39,4 +53,5 @@ class VertexBackend:
 
     def close(self) -> None:
         self.driver_standby.close()
+        self.model_processes.close()
         self.store.close()

@@ -24,6 +24,7 @@ from vertexkit.local.errors import bad_request, conflict, failed_precondition, n
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
+from vertexkit.local.vertex.registry.model_process import deployed_prebuilt
 from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
@@ -336,6 +337,7 @@ class EndpointRegistry:
             server = self.pool.get(deployed["id"], self._builder(name, deployed))
             return deployed, server.predict(instances, body.get("parameters"))
         except ServingError as exc:
+            self.pool.drop_if_stopped(deployed["id"])  # a dead model process: started again next
             raise (
                 bad_request(exc.message) if exc.status == 400 else failed_precondition(exc.message)
             ) from exc
@@ -352,25 +354,17 @@ class EndpointRegistry:
 
     # -- model servers -------------------------------------------------------------------------
     def warm_deployed(self) -> None:
-        """Loads every prebuilt-image model deployed here, in a background thread, as Vertex
-        keeps a deployed model serving: the first prediction after a restart (the one a cached
-        `vertexkit run` sends at its end) then does not wait for scikit-learn's import. A model
+        """Puts every prebuilt-image model deployed here in the serving pool, in a background
+        thread, as Vertex keeps a deployed model serving: their processes started loading with
+        the cloud (`VertexBackend.start_deployed_models`), and the first prediction after a
+        restart (the one a cached `vertexkit run` sends at its end) finds them ready. A model
         that fails to load fails its first prediction instead, with the reason, as before.
-        Custom containers start on their first prediction, as before: they are processes."""
-        deployed = [
-            (endpoint["name"], model)
-            for endpoint in self.store.list("endpoints")
-            for model in endpoint.get("deployedModels") or []
-            if prebuilt_framework(self._image_of(model))
-        ]
+        Custom containers start on their first prediction, as before."""
+        deployed = [(name, model) for name, model, _ in deployed_prebuilt(self.store)]
         if deployed:
             threading.Thread(
                 target=self._load_all, args=(deployed,), daemon=True, name="warm-deployed"
             ).start()
-
-    def _image_of(self, deployed: Resource) -> str:
-        version = self.store.find(f"{deployed['model']}@{deployed['modelVersionId']}") or {}
-        return (version.get("containerSpec") or {}).get("imageUri", "")
 
     def _load_all(self, deployed: list[tuple[str, Resource]]) -> None:
         for endpoint_name, model in deployed:
@@ -388,6 +382,9 @@ class EndpointRegistry:
         spec = version.get("containerSpec") or {}
         artifact_uri = version.get("artifactUri", "")
         if prebuilt_framework(spec.get("imageUri", "")):
+            started = self.backend.model_processes.take(deployed["id"])  # deployed before
+            if started is not None:
+                return started
             from vertexkit.local.vertex.registry.warmup import WARMUP
 
             WARMUP.wait(spec["imageUri"])  # its modules: imported by one thread at a time

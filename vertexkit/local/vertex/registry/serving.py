@@ -232,8 +232,16 @@ class ServingPool:
 
     def stop(self, deployed_model_id: str) -> None:
         server = self._servers.pop(deployed_model_id, None)
-        if isinstance(server, ContainerServer):
-            server.stop()
+        stop = getattr(server, "stop", None)  # a process: a container's, or a model's
+        if stop is not None:
+            stop()
+
+    def drop_if_stopped(self, deployed_model_id: str) -> None:
+        """Forgets a model process that has died, so the next request serves it again."""
+        server = self._servers.get(deployed_model_id)
+        running = getattr(server, "running", None)
+        if running is not None and not running():
+            self.stop(deployed_model_id)
 
     def close(self) -> None:
         for deployed_model_id in list(self._servers):
