@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from vertexkit.local.storage.routes import StorageService
 
 
+# Each model process holds its own copy of its framework (scikit-learn: about 180 MB); models
+# past these load in the cloud's process, where they share one.
+MAX_MODEL_PROCESSES = 2
+
+
 class VertexBackend:
     """Everything a Vertex handler needs: state on disk, operations, storage, cloud addresses."""
 
@@ -37,10 +42,11 @@ class VertexBackend:
         self.model_processes = ModelProcesses(self.processes, home / "serving")
 
     def start_deployed_models(self) -> None:
-        """Starts a process for every prebuilt-image model deployed before this start, loading
-        its model at once (`registry.model_process`), while the cloud's services import. A
-        model that does not load fails its first prediction, with the reason."""
-        for _, deployed, version in deployed_prebuilt(self.store):
+        """Starts a process for each prebuilt-image model deployed before this start (the first
+        MAX_MODEL_PROCESSES), loading its model at once (`registry.model_process`), while the
+        cloud's services import. A model that does not load fails its first prediction, with
+        the reason; the others load in the cloud's process when the registry warms up."""
+        for _, deployed, version in deployed_prebuilt(self.store)[:MAX_MODEL_PROCESSES]:
             with contextlib.suppress(Exception):  # said again by its first prediction
                 uri = version["artifactUri"]
                 image = version["containerSpec"]["imageUri"]
