@@ -8,9 +8,10 @@ models serves them again. Loaded in the cloud's own process (as a model deployed
 session is, `EndpointRegistry._build_server`), a scikit-learn model's first prediction waited for
 the cloud's own imports and then scikit-learn's (0.8 s of CPU), all on one core under one GIL: a
 cached `vertexkit run`, which predicts as soon as its job ends, spent a third of its time there.
-So `VertexBackend.start_deployed_models` starts a process per such model as the cloud starts, on
-the other core, asking it at once for its model (`ModelProcesses.prestart`); the endpoint
-registry takes it when it builds that model's server (`ModelProcesses.take`).
+So `VertexBackend.start_deployed_models` starts a process per such model as the cloud starts (for
+the first two: each holds its own framework), on the other core, asking it at once for its model
+(`ModelProcesses.prestart`); the endpoint registry takes it when it builds that model's server
+(`ModelProcesses.take`).
 
 The process loads with `vertexkit.runtime.prebuilt`'s rules, the same code as in the cloud's
 process, and answers predictions: one JSON line a request on stdin, one an answer on a pipe of its
