@@ -5,7 +5,9 @@ Two kinds of model server:
 * Vertex's prebuilt prediction images (`.../vertex-ai/prediction/sklearn-cpu.1-5:latest`,
   `xgboost-cpu.2-1`, ...): there is no Docker here, so the artifact is loaded in this process with
   the same file rules and the same `predict()` call the container makes. `load_prebuilt` is public
-  so other code (model evaluation) can predict exactly "the way the model will serve".
+  so other code (model evaluation) can predict exactly "the way the model will serve". A model
+  deployed before the local cloud started loads in a process of its own instead, with the same
+  code, while the cloud starts (`model_process`).
 * A custom serving container whose `command` we can run: it runs as a local process with the
   environment Vertex gives a container (AIP_HTTP_PORT, AIP_PREDICT_ROUTE, AIP_HEALTH_ROUTE,
   AIP_STORAGE_URI, ...), is health-checked, and predict requests are forwarded to it.
