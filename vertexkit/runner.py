@@ -164,14 +164,13 @@ def local_cloud(
     would run its queued jobs too), else a local cloud for the run in a process of its own
     (`vertexkit.cloud_process`; `process` when the caller spawned it early), with a pipeline
     driver on standby for the job about to be created (`caching`: the job may come from the
-    cache, see `CloudProcess.spawn`). Closes `process` either way."""
+    cache, see `CloudProcess.spawn`). A caller that passes `process` has found no `local up`
+    serving the home; the process is closed when the run ends."""
     from vertexkit.cloud_process import CloudProcess
     from vertexkit.local_up import ServedLocalCloud, home_or_default, running_local_up
 
-    running = running_local_up(home)
+    running = running_local_up(home) if process is None else None  # the caller asked already
     if running is not None:
-        if process is not None:
-            process.close()
         yield ServedLocalCloud(home_or_default(home), running)
         return
     process = process or CloudProcess.spawn(home, caching)

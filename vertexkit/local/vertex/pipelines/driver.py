@@ -298,7 +298,6 @@ def _install_task_handler(settings: dict[str, Any], workers: WarmWorkers | None)
     warnings.filterwarnings("ignore", message=r".*settings \['display_name'\] have no effect")
 
 
-# The aiplatform SDK named in a component's source (not the `aiplatform_v1` GAPIC package).
 def _start_task_workers(gcs_mount: str | None, lazy: bool = False) -> WarmWorkers | None:
     """The run's warm task workers (`warm_tasks`), or None: every task in a plain process.
     Started first, so they import their modules while the driver imports kfp.local; with
