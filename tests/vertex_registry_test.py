@@ -4,6 +4,8 @@ evaluated, deployed, canaried and served, plus every refusal Vertex makes."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import tempfile
 import threading
@@ -308,6 +310,27 @@ def test_deployed_models_serve_again_after_restart_loaded_before_the_first_predi
             predicted = aiplatform.Endpoint(endpoint_name).predict(instances=INSTANCE)
             assert predicted.predictions == ["Adelie"]
         assert not served.running()  # ended with the cloud
+    finally:
+        cloud_context.init_aiplatform()
+
+
+def test_a_deployed_model_whose_process_died_serves_again(
+    tmp_path: Path, classifier: Pipeline, cloud_context: CloudContext
+) -> None:
+    """Vertex restarts a deployed model's container that crashed; here the next request after
+    the failed one loads the model again and answers as before."""
+    endpoint_name, deployed_id = deploy_and_stop(tmp_path, classifier, "crash")
+    try:
+        with LocalCloud(home=tmp_path) as cloud:
+            join_warm_up()
+            served = registry_of(cloud).endpoints.pool._servers[deployed_id]
+            os.kill(served.group.pid, signal.SIGKILL)
+            served.group.process.wait()
+            cloud.context().init_aiplatform()
+            endpoint = aiplatform.Endpoint(endpoint_name)
+            with pytest.raises(exceptions.GoogleAPICallError):
+                endpoint.predict(instances=INSTANCE)
+            assert endpoint.predict(instances=INSTANCE).predictions == ["Adelie"]
     finally:
         cloud_context.init_aiplatform()
 
