@@ -168,3 +168,17 @@ NOT_SUPPORTED: frozenset[str] = frozenset(
         "SECH",
     ]
 )
+
+# Arguments that BigQuery requires of a call and sqlglot's parser lets a call leave out (sqlglot
+# 30.31 reads `REGEXP_REPLACE('a', 'b')` as valid and writes it for DuckDB with an empty
+# replacement): the parsed call's argument slots that must be filled, and BigQuery's signature
+# for the error. Signatures from BigQuery's function reference (string functions), where BigQuery
+# answers "No matching signature for function NAME ...".
+REQUIRED_ARGUMENTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "REGEXP_REPLACE": (
+        ("this", "expression", "replacement"),
+        "REGEXP_REPLACE(STRING, STRING, STRING)",
+    ),
+    "REPLACE": (("this", "expression", "replacement"), "REPLACE(STRING, STRING, STRING)"),
+    "SUBSTR": (("this", "start"), "SUBSTR(STRING, INT64, [INT64])"),
+}

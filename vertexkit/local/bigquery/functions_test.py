@@ -78,3 +78,24 @@ def test_every_name_is_listed_once_in_upper_case() -> None:
     names = [name for family in FAMILIES.values() for name in family.split()]
     assert len(names) == len(set(names)) == len(GOOGLESQL_FUNCTIONS)
     assert all(name == name.upper() for name in names)
+
+
+# BigQuery's function reference: REGEXP_REPLACE(value, regexp, replacement),
+# REPLACE(original_value, from_pattern, to_pattern), and SUBSTR(value, position[, length])
+# have no shorter form; BigQuery answers "No matching signature".
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT REGEXP_REPLACE('a', 'b')",
+        "SELECT REPLACE('a', 'b')",
+        "SELECT SUBSTR('abc')",
+    ],
+)
+def test_a_call_short_of_a_required_argument_is_refused(sql: str) -> None:
+    with pytest.raises(QueryError, match="No matching signature for function"):
+        translate(sql, "local-project")
+
+
+def test_the_full_calls_still_run() -> None:
+    for sql in ("SELECT REGEXP_REPLACE('a', 'b', 'c')", "SELECT SUBSTR('abc', 2)"):
+        assert translate(sql, "local-project").sql

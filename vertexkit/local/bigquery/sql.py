@@ -19,7 +19,11 @@ from sqlglot import ErrorLevel, exp
 from sqlglot.errors import ParseError, UnsupportedError
 
 from vertexkit.local.bigquery import googlesql
-from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS, NOT_SUPPORTED
+from vertexkit.local.bigquery.functions import (
+    GOOGLESQL_FUNCTIONS,
+    NOT_SUPPORTED,
+    REQUIRED_ARGUMENTS,
+)
 from vertexkit.local.bigquery.information_schema import InformationSchemaRef, reference
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -318,6 +322,17 @@ def _refuse_unknown_functions(statement: exp.Expression, own: set[str]) -> None:
             raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
         if name and name.upper() not in GOOGLESQL_FUNCTIONS:
             raise QueryError(f"Function not found: {name}")
+        if name:
+            _refuse_missing_arguments(node, name.upper())
+
+
+def _refuse_missing_arguments(node: exp.Func, name: str) -> None:
+    """BigQuery's answer for a call short of a required argument, which sqlglot may accept."""
+    required, signature = REQUIRED_ARGUMENTS.get(name, ((), ""))
+    if any(node.args.get(slot) is None for slot in required):
+        raise QueryError(
+            f"No matching signature for function {name}. Supported signature: {signature}"
+        )
 
 
 def _function_name(node: exp.Func) -> str | None:
