@@ -5,6 +5,8 @@ exists, and a damaged warehouse file refused at start."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -508,3 +510,34 @@ def test_damaged_warehouse_stops_the_start(tmp_path: Path, content: bytes) -> No
     assert backup.name.startswith(f"{DATABASE_FILE}.damaged-")
     assert backup.read_bytes() == content
     assert database.read_bytes() == content  # left for the user to restore, never emptied
+
+
+def _home_with_a_table(home: Path) -> Path:
+    """A home whose warehouse holds a dataset and a table, written by the local cloud."""
+    with LocalCloud(home=home) as cloud:
+        client = cloud.context().bigquery_client()
+        client.create_dataset("kept")
+        client.query("CREATE TABLE kept.rows AS SELECT x FROM UNNEST([1, 2, 3]) AS x").result()
+    return home / "bigquery" / DATABASE_FILE
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.5], ids=["zero", "half"])
+def test_a_cut_warehouse_stops_local_up(tmp_path: Path, keep: float) -> None:
+    """Truncated to zero or to half its length, the file is refused at start: `local up` exits
+    non-zero naming the file, and keeps one copy however often it is tried (the second try finds
+    the same damage and names the same copy). An empty file is found before any export line; a
+    cut that keeps DuckDB's header is found by DuckDB, which loads once the port answers (the
+    exports may have printed; the command still ends with the error)."""
+    database = _home_with_a_table(tmp_path / "home")
+    with database.open("r+b") as file:
+        file.truncate(int(database.stat().st_size * keep))
+    command = [sys.executable, "-m", "vertexkit.cli", "local", "up",
+               "--home", str(tmp_path / "home"), "--port", "0"]  # fmt: skip
+    for _ in range(2):
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+        assert refused.returncode != 0
+        assert keep or "export " not in refused.stdout
+        assert str(database) in refused.stderr and "is damaged (it is " in refused.stderr
+    copies = list(database.parent.glob(f"{DATABASE_FILE}.damaged-*"))
+    assert len(copies) == 1
+    assert copies[0].read_bytes() == database.read_bytes()  # the cut file, left as it was

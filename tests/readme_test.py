@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from kfp import compiler
@@ -42,3 +44,16 @@ def test_every_cli_command_in_the_readme_exists() -> None:
         if result.exit_code != 0:  # "run training" and the like: the first word is the command
             result = CliRunner().invoke(app, [words[0], "--help"])
         assert result.exit_code == 0, f"`vertexkit {command}` in the README: {result.output}"
+
+
+def test_composed_pipeline_saved_at_the_root_passes_the_lint(tmp_path: Path) -> None:
+    """Saved as `my_module.py` at the repository root (where `vertexkit run my_module:...`
+    finds it), the example passes `make test`'s `ruff check` under this repository's rules."""
+    ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", "--stdin-filename",
+            "my_module.py", "-"]  # fmt: skip  (checked as that file, nothing written)
+    checked = subprocess.run(
+        ruff,
+        input=_python_block_after("## Compose your own pipeline"),
+        cwd=README.parent, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr

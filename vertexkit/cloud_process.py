@@ -34,7 +34,7 @@ from typing import Any
 
 from vertexkit import gc_tuning
 from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM
-from vertexkit.local_up import ServedLocalCloud, home_or_default
+from vertexkit.local_up import RUN, ServedLocalCloud, home_or_default
 
 MODULE = "vertexkit.cloud_process"
 # What a LocalCloud's start and warm-up import (the rest is a few cheap modules): the server, the
@@ -179,8 +179,11 @@ def _serve(home: str, workers: str) -> None:
     from vertexkit.local import LocalCloud
 
     try:
-        cloud = LocalCloud(home=home, standby_driver=True, standby_workers=workers).start()
-    except ValueError as exc:  # a state file it refuses: the command's error to print
+        cloud = LocalCloud(
+            home=home, standby_driver=True, standby_workers=workers, use=RUN
+        ).start()
+    except ValueError as exc:  # a state file it refuses, a home a `local up` serves: the
+        # command's error to print
         _reply({"refused": str(exc)})
         return
     except OSError as exc:

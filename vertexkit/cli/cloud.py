@@ -1,8 +1,9 @@
 """Which cloud a resource command talks to.
 
-A running `vertexkit local up` (its env exported, or found through the `local-up.json` it keeps
-in its home while it serves) or `--project` for Vertex AI; with none of these, the local cloud
-starts in-process on its saved state for the length of the command.
+The local cloud serving the home (its env exported, or found through the home's claim: a
+`vertexkit local up`, or another command's own cloud while it runs, `vertexkit.local_up`) or
+`--project` for Vertex AI; with none of these, the local cloud starts in-process on its saved
+state for the length of the command.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from vertexkit.cli.vertex_rest import VertexRest
 from vertexkit.context import VERTEX_ENV, CloudContext, environ_set
-from vertexkit.local_up import running_local_up
+from vertexkit.local_up import COMMAND, serving_env
 
 
 @contextmanager
@@ -27,14 +28,14 @@ def context_for_command(
     if os.environ.get(VERTEX_ENV) or project:
         yield CloudContext.from_env(project=project, region=region)
         return
-    running = running_local_up(home)
+    running = serving_env(home)  # a read is short: even a cloud that ends with its command
     if running:
         with environ_set(running):
             yield CloudContext.from_env()
         return
     from vertexkit.local import LocalCloud
 
-    with LocalCloud(home=home) as cloud, environ_set(cloud.env()):
+    with LocalCloud(home=home, use=COMMAND) as cloud, environ_set(cloud.env()):
         yield cloud.context()
 
 

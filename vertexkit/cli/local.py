@@ -21,7 +21,15 @@ from vertexkit.cli.options import HomeOption, spec_checked
 from vertexkit.context import VERTEX_ENV
 from vertexkit.local import LocalCloud
 from vertexkit.local.process_env import with_client_hook
-from vertexkit.local_up import write_local_up
+from vertexkit.local_up import (
+    EXEC,
+    LOCAL_UP,
+    HomeServed,
+    home_or_default,
+    running_local_up,
+    serving_record,
+    write_local_up,
+)
 from vertexkit.specs.naming import validate_project_id
 
 app = typer.Typer(no_args_is_help=True)
@@ -53,9 +61,13 @@ def up(
     ] = "local-project",
 ) -> None:
     """Serve Cloud Storage, BigQuery and Vertex AI on 127.0.0.1; print `export` lines first."""
+    served = serving_record(home)  # before the port: the serving one may hold it
+    if served:
+        raise HomeServed(home_or_default(home), served)
     check_port_free(port)
     # Serving at once; the services' heavy parts load meanwhile (a request waits for them).
-    cloud = LocalCloud(home=home, port=port, project=project).start(wait=False)
+    # A claim taken between the check above and here is refused by the start (HomeServed).
+    cloud = LocalCloud(home=home, port=port, project=project, use=LOCAL_UP).start(wait=False)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
@@ -106,11 +118,16 @@ def exec_command(
 def _cloud_env(
     environ: Mapping[str, str], home: Path | None, project: str
 ) -> Iterator[dict[str, str]]:
-    """The running local cloud's variables, or a local cloud's started for the block."""
+    """The running local cloud's variables (exported, or a `local up` serving the home), or a
+    local cloud's started for the block (once another command's own cloud on the home ends)."""
     if environ.get(VERTEX_ENV):
         yield {}
         return
-    cloud = LocalCloud(home=home, port=0, project=project).start()
+    running = running_local_up(home)
+    if running:
+        yield running
+        return
+    cloud = LocalCloud(home=home, port=0, project=project, use=EXEC).start()
     try:
         yield cloud.env()
     finally:

@@ -137,3 +137,75 @@ def test_run_submits_to_the_local_up_serving_its_home(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+# -- one local cloud per home: the three ways a second one used to start ------------------------
+def test_a_second_local_up_on_a_served_home_exits_before_any_export(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    process, url = started_local_up(home, project="first-project")
+    try:
+        local_up_file = (home / LOCAL_UP_FILE).read_text()
+        second = subprocess.run(
+            [sys.executable, "-m", "vertexkit.cli", "local", "up", "--home", str(home)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip  (the default port, which the first one does not hold: --port 0)
+        assert second.returncode != 0
+        assert "export " not in second.stdout
+        for needed in (str(home.resolve()), url, f"pid {process.pid}", "local exec"):
+            assert needed in second.stderr, second.stderr
+        assert "damaged" not in second.stderr
+        assert not list(home.rglob("*.damaged-*"))
+        assert (home / LOCAL_UP_FILE).read_text() == local_up_file  # the first's, untouched
+        assert running_local_up(home)["STORAGE_EMULATOR_HOST"] == url  # still serving
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+
+
+def test_local_exec_without_the_exports_uses_the_local_up_serving_the_home(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    process, url = started_local_up(home, project="up-project")
+    try:
+        env = {k: v for k, v in os.environ.items() if "EMULATOR" not in k}
+        ran = subprocess.run(
+            [sys.executable, "-m", "vertexkit.cli", "local", "exec", "--home", str(home), "--",
+             sys.executable, "-c", "import os; print(os.environ['STORAGE_EMULATOR_HOST'])"],
+            capture_output=True, text=True, env=env, timeout=60, check=False,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.strip() == url
+        assert not list(home.rglob("*.damaged-*"))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+
+
+def test_two_runs_on_one_home_without_local_up_both_succeed(tmp_path: Path) -> None:
+    """The second run's cloud waits for the first run's to end (that cloud ends with its own
+    command) instead of failing on DuckDB's lock as a 'damaged' file."""
+    home = tmp_path / "home"
+    (tmp_path / "shout_module.py").write_text(PIPELINE_MODULE)
+    env = {k: v for k, v in os.environ.items() if "EMULATOR" not in k}
+    command = [sys.executable, "-m", "vertexkit.cli", "run", "shout_module:shout_pipeline",
+               "--home", str(home), "--no-cache"]  # fmt: skip
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    runs = [
+        subprocess.Popen([*command, "--param", f"word=run{n}"], env=env, cwd=tmp_path, **pipes)
+        for n in range(2)
+    ]
+    errors = ""
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, out + err
+        errors += err
+    assert "damaged" not in errors
+    assert "waiting for the local cloud of `vertexkit run`" in errors  # said once, by the second
+    assert not list(home.rglob("*.damaged-*"))
+    listed = subprocess.run(
+        [sys.executable, "-m", "vertexkit.cli", "runs", "list", "--home", str(home)],
+        capture_output=True, text=True, env={**env, "COLUMNS": "200"}, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.count("SUCCEEDED") == 2, listed.stdout

@@ -150,8 +150,9 @@ def run_command(
 def _early_cloud(home: Path | None, vertex: bool, caching: bool) -> Iterator[CloudProcess | None]:
     """The run's local cloud, spawned before kfp is imported and the pipeline compiled, so it
     loads on another core meanwhile (`vertexkit.cloud_process`): none for --vertex, or where a
-    `vertexkit local up` serves the home. Closed when the run ends, however it ends. The
-    console script may have spawned it already, before the CLI loaded (`early_cloud`)."""
+    `vertexkit local up` serves the home (`vertexkit.local_up`). Closed when the run ends,
+    however it ends. The console script may have spawned it already, before the CLI loaded
+    (`early_cloud`)."""
     spawned = early_cloud.take(home, caching)  # spawned only where no `local up` served
     if vertex or (spawned is None and running_local_up(home) is not None):
         if spawned is not None:

@@ -29,7 +29,7 @@ from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
 from vertexkit.local.state import disk_full_handler
 from vertexkit.local.vertex.pipelines.standby import WARM
-from vertexkit.local_up import HOME_ENV, home_or_default
+from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -57,12 +57,16 @@ class LocalCloud:
         region: str = "us-central1",
         standby_driver: bool = False,
         standby_workers: str = WARM,
+        use: HomeUse = IN_PROCESS,
     ) -> None:
         """`standby_driver`: start a pipeline driver and its task workers at once, for a
         pipeline job that is about to be created (`vertex/pipelines/standby.py`);
         `standby_workers`: what its task workers do before the job comes (`standby.WARM`,
-        `CLIENTS`, `LAZY`)."""
+        `CLIENTS`, `LAZY`); `use`: who this cloud serves, as the home's claim records it
+        (`vertexkit.local_up`: a home another cloud serves is refused, or waited for)."""
         self.home = Path(home).resolve() if home else default_home()
+        self._use = use
+        self._claim: HomeClaim | None = None
         self._standby_driver = standby_driver
         self._standby_workers = standby_workers
         self.project = project
@@ -82,16 +86,18 @@ class LocalCloud:
         """Serves on the port at once; the services' heavy parts (BigQuery, Vertex's areas and
         the `aiplatform_v1` types) load in a warm-up thread, and a request waits for the part it
         needs. `wait=False` returns before they have loaded: `ready()` then raises what the
-        warm-up raised (a refused state file), as `start()` itself does by default."""
-        self.home.mkdir(parents=True, exist_ok=True)
+        warm-up raised (a refused state file), as `start()` itself does by default. A home
+        another local cloud serves raises HomeServed before any state file is opened."""
+        self._claim = HomeClaim.take(self.home, self._use)
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so; without it
         # every keep-alive response waits ~40 ms for a delayed ACK (Nagle).
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
         try:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._socket.bind(("127.0.0.1", self._requested_port))  # loopback only, by design
             app = self._build_app()
-        except BaseException:  # a refused state file: free the port and the opened services
+        except BaseException:  # a port in use, a refused state file: free the port, the
+            # opened services and the home's claim
             self.stop()
             raise
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
@@ -105,8 +111,10 @@ class LocalCloud:
         self._thread.start()
         while not self._server.started:
             if not self._thread.is_alive():
+                self.stop()
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
+        self._claim.announce(self.url, self.env())
         if self._standby_driver:
             self.vertex.backend.driver_standby.start(self._standby_workers)
         self.vertex.backend.start_deployed_models()  # before the services import: see there
@@ -170,12 +178,14 @@ class LocalCloud:
                 with contextlib.suppress(Exception):
                     close()
         if process_exits:
-            return
+            return  # the claim goes with the process
         if self._thread:
             self._thread.join(timeout=10)
         if self._socket:
             self._socket.close()
-        self._server = self._thread = self._socket = self._warm_up = None
+        if self._claim:
+            self._claim.release()  # last: the home is free once nothing of ours writes to it
+        self._server = self._thread = self._socket = self._warm_up = self._claim = None
 
     def __enter__(self) -> LocalCloud:
         return self.start()
@@ -214,11 +224,13 @@ class LocalCloud:
 
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
+        from vertexkit.local.bigquery.warehouse_file import DATABASE_FILE, check_warehouse_file
         from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
         storage = StorageService(self.home / "storage")
+        check_warehouse_file(self.home / "bigquery" / DATABASE_FILE)  # before any export
         # BigQuery (DuckDB, pyarrow, pandas, sqlglot: about a second to import) is built by the
         # warm-up thread, or by the first request that needs it, whichever comes first.
         bigquery = Deferred(self._build_bigquery, ("/bigquery/", "/upload/bigquery/"))

@@ -11,6 +11,7 @@ empty cloud.
 from __future__ import annotations
 
 import errno
+import filecmp
 import os
 import shutil
 import sqlite3
@@ -128,7 +129,11 @@ def _refusal(path: Path, problem: str) -> str:
 
 
 def backup_copy(path: Path) -> Path:
-    """Copies the file (and its WAL, if any) to `<file>.damaged-<UTC timestamp>`."""
+    """Copies the file (and its WAL, if any) to `<file>.damaged-<UTC timestamp>`, once: a copy
+    of the same damage kept by an earlier start is named again instead of copied twice."""
+    earlier = _earlier_copy(path)
+    if earlier:
+        return earlier
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     backup = path.with_name(f"{path.name}.damaged-{stamp}")
     shutil.copy2(path, backup)
@@ -136,6 +141,23 @@ def backup_copy(path: Path) -> Path:
     if wal.exists():
         shutil.copy2(wal, backup.with_name(backup.name + "-wal"))
     return backup
+
+
+def _earlier_copy(path: Path) -> Path | None:
+    size = path.stat().st_size
+    for copy in sorted(path.parent.glob(f"{path.name}.damaged-*")):
+        if copy.name.endswith("-wal") or copy.stat().st_size != size:
+            continue
+        if filecmp.cmp(path, copy, shallow=False) and _same_wal(path, copy):
+            return copy
+    return None
+
+
+def _same_wal(path: Path, copy: Path) -> bool:
+    wal, copied = path.with_name(path.name + "-wal"), copy.with_name(copy.name + "-wal")
+    if not wal.exists():
+        return not copied.exists()
+    return copied.exists() and filecmp.cmp(wal, copied, shallow=False)
 
 
 # -- a full disk -------------------------------------------------------------------------------

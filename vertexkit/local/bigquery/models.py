@@ -31,29 +31,19 @@ from vertexkit.local.bigquery.responses import (
     schema_to_columns,
 )
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal
-from vertexkit.local.state import StateError, backup_copy
+from vertexkit.local.bigquery.warehouse_file import (
+    DATABASE_FILE,
+    DamagedDatabaseError,
+    check_warehouse_file,
+    cut_table,
+)
+from vertexkit.local.state import StateError
 
-DATABASE_FILE = "bigquery.duckdb"
 META_SCHEMA = "_vertexkit"
 RESULTS_DATASET = "_vertexkit_results"  # BigQuery's anonymous dataset for query results
 RESULTS_LIFETIME_S = 24 * 3600  # BigQuery keeps a query's anonymous result table for 24 hours
 JOB_HISTORY_LIFETIME_S = 180 * 24 * 3600  # jobs.get/list answer for about six months
 EXPIRY_INTERVAL_S = 60  # how often calls sweep expired results and jobs
-
-
-class DamagedDatabaseError(StateError):
-    """The warehouse file cannot be opened: the service refuses to start rather than start
-    empty; the message names the file and the copy kept of it."""
-
-    def __init__(self, path: Path, why: str) -> None:
-        backup = backup_copy(path)
-        super().__init__(
-            f"The local BigQuery cannot start: {path} is damaged ({why}); a copy was kept as "
-            f"{backup}. The file is left as it is so no table is lost silently: restore it from "
-            "a backup, or move it aside to start with an empty BigQuery."
-        )
-        self.path = path
-        self.backup = backup
 
 
 class TableLocks:
@@ -515,17 +505,45 @@ def _merge_descriptions(fields: list[dict], extras: dict) -> list[dict]:
 
 
 def open_database(path: Path) -> duckdb.DuckDBPyConnection:
-    """Opens the warehouse file, refusing an empty or unreadable one (DamagedDatabaseError):
-    a file DuckDB created is never empty, so zero bytes means it was truncated."""
-    if path.exists() and path.stat().st_size == 0:
-        raise DamagedDatabaseError(path, "it is empty (0 bytes)")
+    """Opens the warehouse file, refusing one cut short or unreadable (DamagedDatabaseError),
+    and saying so, without calling it damage, when another process holds it open."""
+    check_warehouse_file(path)
     try:
         connection = duckdb.connect(str(path))
-        connection.execute("SELECT count(*) FROM duckdb_tables()").fetchall()  # reads the catalog
+        problem = _blocks_past_the_end(connection, path)
     except duckdb.Error as error:
         why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if "Could not set lock" in why:  # DuckDB's lock: a live process has it open
+            raise StateError(
+                f"The local BigQuery cannot start: {path} is open in another process ({why}). "
+                "The file is not damaged: stop that process, or pass another --home."
+            ) from None
         raise DamagedDatabaseError(path, why) from None
+    if problem:
+        connection.close()
+        raise DamagedDatabaseError(path, problem)
     return connection
+
+
+def _blocks_past_the_end(connection: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """Reads the catalog and every table's storage metadata (no table data): a table whose data
+    blocks lie past the file's end was cut off it."""
+    tables = connection.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT temporary"
+    ).fetchall()
+    block_size = connection.execute(
+        "SELECT block_size FROM pragma_database_size() WHERE database_name = current_database()"
+    ).fetchone()
+    last = -1
+    for schema, table in tables:
+        name = quote_literal(f"{quote(schema)}.{quote(table)}")
+        found = connection.execute(
+            f"SELECT max(block_id) FROM pragma_storage_info({name}) WHERE persistent"
+        ).fetchone()
+        last = max(last, found[0] if found and found[0] is not None else -1)
+    if last < 0 or not block_size:
+        return None
+    return cut_table(path.stat().st_size, int(block_size[0]), last)
 
 
 def _remove(path: Path) -> None:
