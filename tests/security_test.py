@@ -204,7 +204,9 @@ def test_job_sees_none_of_the_servers_secrets(
     assert env["MY_SETTING"] == "mine"
     assert env["CLOUD_ML_JOB_ID"]
     assert env["VERTEX_AI_EMULATOR_HOST"] == cloud_context.vertex_endpoint
-    assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    # First the job's own Python (execution.job_python), then this environment's tools.
+    own, ours = env["PATH"].split(os.pathsep)[:2]
+    assert own.endswith("/python/bin") and ours == str(Path(sys.executable).parent)
 
 
 SERVER = """

@@ -13,16 +13,30 @@ no proxy either.
 Every such process also gets `vertexkit/local/hooks` first on its PYTHONPATH: its
 `sitecustomize` makes Google's clients, created with their defaults, reach the local cloud (see
 `hooks/vertexkit_redirect.py`), so a trainer's or a GCPC launcher's own clients never leave the
-machine. `vertexkit local exec` gives a user's command the same.
+machine. And it is sealed (`sealed`): what a Vertex VM offers beyond the Python clients finds the
+local cloud too, and nothing of the user's own Google set-up is passed on:
+- the metadata server (`GCE_METADATA_HOST`/`_IP` for google-auth, `GCE_METADATA_ROOT` for
+  google-cloud-cpp and the Cloud SDK) is the local cloud's (`metadata_server.py`);
+- pyarrow's own GCS filesystem (what `pd.read_parquet("gs://...")` uses) finds the local Cloud
+  Storage through google-cloud-cpp's `CLOUD_STORAGE_EMULATOR_ENDPOINT`, and its credentials
+  through that metadata server (`GOOGLE_GCLOUD_ADC_PATH_OVERRIDE` names a file that does not
+  exist, so the user's application-default credentials are never read);
+- `gcloud`, `gsutil` and `bq` read the local cloud's own configuration (`cloud_sdk.py`);
+- `GOOGLE_APPLICATION_CREDENTIALS` and every `CLOUDSDK_*`/`BOTO_*` variable of the caller are
+  left out, also under `vertexkit local exec`, which otherwise keeps the user's environment.
+`vertexkit local exec` gives a user's command the same.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from vertexkit.local.cloud_sdk import config_dir
 from vertexkit.local.hooks import HOOKS_DIR
 
 PASSED_NAMES = frozenset(
@@ -46,6 +60,11 @@ PASSED_NAMES = frozenset(
     }
 )
 PASSED_PREFIXES = ("LC_", "PIP_")
+# The caller's own Google set-up, never passed on to a sealed process.
+USER_GOOGLE_NAMES = frozenset({"GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_QUOTA_PROJECT"})
+USER_GOOGLE_PREFIXES = ("CLOUDSDK_", "BOTO_")
+NO_ADC_FILE = "no-application-default-credentials.json"  # never written: see the docstring
+UNCONFIGURED_SDK = "vertexkit-cloudsdk-unconfigured"
 
 
 def passed_through(environ: Mapping[str, str]) -> dict[str, str]:
@@ -71,9 +90,39 @@ def process_env(*layers: Mapping[str, str]) -> dict[str, str]:
 
 
 def with_client_hook(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` with the hooks folder first on PYTHONPATH (once; what was there stays after it)."""
-    hooked = dict(env)
+    """`env`, sealed, with the hooks folder first on PYTHONPATH (once; what was there stays
+    after it)."""
+    hooked = sealed(env)
     entries = [entry for entry in hooked.get("PYTHONPATH", "").split(os.pathsep) if entry]
     entries = [str(HOOKS_DIR), *(entry for entry in entries if entry != str(HOOKS_DIR))]
     hooked["PYTHONPATH"] = os.pathsep.join(entries)
     return hooked
+
+
+def sealed(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with the seal of the local cloud it names (its STORAGE_EMULATOR_HOST and
+    VERTEXKIT_HOME); `env` as it is when it names none."""
+    storage = env.get("STORAGE_EMULATOR_HOST")
+    if not storage:
+        return dict(env)
+    kept = {
+        name: value
+        for name, value in env.items()
+        if name not in USER_GOOGLE_NAMES and not name.startswith(USER_GOOGLE_PREFIXES)
+    }
+    metadata_host = urlsplit(env.get("VERTEX_AI_EMULATOR_HOST") or storage).netloc
+    kept.update(
+        GCE_METADATA_HOST=metadata_host,
+        GCE_METADATA_IP=metadata_host,
+        GCE_METADATA_ROOT=metadata_host,
+        CLOUD_STORAGE_EMULATOR_ENDPOINT=storage,
+        GOOGLE_GCLOUD_ADC_PATH_OVERRIDE=str(HOOKS_DIR / NO_ADC_FILE),
+    )
+    home = env.get("VERTEXKIT_HOME")
+    # With no home named (endpoints exported by hand), an empty configuration: no account, so
+    # a credentialed command fails at once rather than use the user's.
+    sdk = config_dir(Path(home)) if home else Path(tempfile.gettempdir()) / UNCONFIGURED_SDK
+    kept.update(
+        CLOUDSDK_CONFIG=str(sdk), BOTO_CONFIG=str(sdk / "boto"), BIGQUERYRC=str(sdk / "bigqueryrc")
+    )
+    return kept

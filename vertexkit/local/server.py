@@ -24,9 +24,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from vertexkit.context import CloudContext
+from vertexkit.local import cloud_sdk
+from vertexkit.local.bigquery.warehouse_file import DATABASE_FILE, check_warehouse_file
 from vertexkit.local.deferred import Deferred
+from vertexkit.local.discovery import DiscoveryService
 from vertexkit.local.errors import ApiError, api_error_handler, not_served
 from vertexkit.local.guard import RequestGuard
+from vertexkit.local.metadata_server import MetadataServer
 from vertexkit.local.state import disk_full_handler
 from vertexkit.local.vertex.pipelines.standby import WARM
 from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
@@ -115,6 +119,7 @@ class LocalCloud:
                 raise RuntimeError("the local cloud failed to start; see the log above")
             threading.Event().wait(0.01)
         self._claim.announce(self.url, self.env())
+        cloud_sdk.write_config(self.home, self.url, self.project)  # before any process starts
         if self._standby_driver:
             self.vertex.backend.driver_standby.start(self._standby_workers)
         self.vertex.backend.start_deployed_models()  # before the services import: see there
@@ -224,7 +229,6 @@ class LocalCloud:
 
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
-        from vertexkit.local.bigquery.warehouse_file import DATABASE_FILE, check_warehouse_file
         from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
@@ -240,10 +244,13 @@ class LocalCloud:
         routes = [Route("/", _health), Route("/healthz", _health)]
         # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
         routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())
+        routes.extend(MetadataServer(self.project, self.region).routes())
+        routes.extend(DiscoveryService().routes())
         for service in self.services:
             routes.extend(service.routes())
         console = Deferred(self._build_console, ("/console",))  # imports sqlglot: deferred too
         routes.extend(console.routes())  # reads the services' state
+        routes.extend(cloud_sdk.not_redirected_routes())
         routes.append(Route("/{path:path}", _not_served, methods=EVERY_METHOD))
         handlers = {
             ApiError: api_error_handler,
@@ -270,4 +277,6 @@ async def _not_served(request: Request) -> JSONResponse:
 
 
 async def _health(_: Request) -> JSONResponse:
-    return JSONResponse({"status": "ok", "service": "vertexkit.local"})
+    # Metadata-Flavor: google-auth's metadata-server ping asks `/` of GCE_METADATA_IP (here)
+    body = {"status": "ok", "service": "vertexkit.local"}
+    return JSONResponse(body, headers={"Metadata-Flavor": "Google"})

@@ -130,12 +130,14 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
 def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, Any], str | None, bytes]:
     """A `multipart/related` upload: (metadata JSON, media content type, media bytes).
 
-    Tolerates LF-only line breaks: gcsfs writes its multipart bodies with bare `\\n`.
+    Tolerates LF-only line breaks: gcsfs writes its multipart bodies with bare `\\n`; and a
+    boundary in single quotes, as the Cloud SDK's apitools writes it (`gcloud storage cp`), which
+    Cloud Storage takes.
     """
-    match = re.search(r'boundary="?([^";]+)"?', content_type)
+    match = re.search(r"""boundary=(?:"([^"]+)"|'([^']+)'|([^;\s]+))""", content_type)
     if not match:
         raise bad_request("A multipart upload needs a boundary in its Content-Type header.")
-    delimiter = b"--" + match.group(1).encode()
+    delimiter = b"--" + next(group for group in match.groups() if group).encode()
     parts = body.split(delimiter)
     if len(parts) < 4 or not parts[-1].lstrip().startswith(b"--"):
         raise bad_request("A multipart upload must hold a metadata part and a media part.")

@@ -3,11 +3,14 @@ through Vertex's states while its replicas run (see runner.py)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 from vertexkit.local.process_env import process_env
+from vertexkit.local.venvs import create_overlay
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobExecutor, JobLog, Outcome
@@ -56,7 +59,7 @@ class Executor(JobExecutor):
             job_spec=spec,
             pool_argv=pool_argv,
             log_dir=self.root / job_id,
-            base_env=self.base_env(),
+            base_env=self.base_env(self.root / job_id),
             output_dir=(spec.get("baseOutputDirectory") or {}).get("outputUriPrefix"),
             device_env=lease.env,
         )
@@ -82,9 +85,14 @@ class Executor(JobExecutor):
             groups=self.backend.processes,
         )
 
-    def base_env(self) -> dict[str, str]:
-        """What every replica starts from: the allow-list and the local cloud's endpoints."""
-        return process_env(self.backend.cloud.env())
+    def base_env(self, job_dir: Path) -> dict[str, str]:
+        """What every replica starts from: the allow-list and the local cloud's endpoints, with
+        the job's own Python first on PATH when its container command has one (`job_python`)."""
+        env = process_env(self.backend.cloud.env())
+        own = job_python_dir(job_dir) / "bin"
+        if own.is_dir():
+            env["PATH"] = str(own) + os.pathsep + env["PATH"]
+        return env
 
     def prepare_pools(self, spec: dict[str, Any], log: JobLog) -> dict[int, list[str]]:
         """argv per non-empty worker pool; installs python packages; logs local differences."""
@@ -109,11 +117,13 @@ class Executor(JobExecutor):
                 "running it as a python package spec instead."
             )
             return self.package_argv(pool, {**container, **converted}, log)
+        python = job_python(log)
         log(
             f"workerpool{pool}: no Docker here: image {container.get('imageUri')} is not pulled; "
-            "its command runs in the local Python environment."
+            f"its command runs with this job's own Python, {python.parent.parent} (it sees "
+            "vertexkit's libraries; what the command installs with pip stays there)."
         )
-        return python_argv(container["command"]) + list(container.get("args") or [])
+        return python_argv(container["command"], python) + list(container.get("args") or [])
 
     def package_argv(self, pool: int, package: dict[str, Any], log: JobLog) -> list[str]:
         log(
@@ -122,6 +132,28 @@ class Executor(JobExecutor):
         )
         python = self.packages.python_for(list(package["packageUris"]))
         return [str(python), "-m", package["pythonModule"], *(package.get("args") or [])]
+
+
+def job_python_dir(job_dir: Path) -> Path:
+    return job_dir / "python"
+
+
+def job_python(log: JobLog) -> Path:
+    """The Python of a job's container commands: an overlay environment of the job's own
+    (`venvs.create_overlay`, created once per job, a few ms), so `pip install` in a command (a
+    KFP component's `packages_to_install` wrapped as a custom job) installs there, never into
+    vertexkit's environment. `python`, `python3`, `pip` and `pip3` in its `bin` come first on the
+    replicas' PATH; pip is vertexkit's own, run by this Python, so it installs into the overlay."""
+    env_dir = job_python_dir(log.path.parent)
+    python = env_dir / "bin" / "python"
+    if python.exists():
+        return python
+    create_overlay(env_dir)
+    for name in ("pip", "pip3"):
+        script = env_dir / "bin" / name
+        script.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n')
+        script.chmod(0o755)
+    return python
 
 
 def note_machine(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,10 @@ def test_container_job_runs_with_vertex_environment(
     seen = json.loads(out.read_text())
     env = seen["env"]
     assert seen["argv"] == ["--epochs=2"]
-    assert seen["python"] == sys.executable
+    # The job's own Python (an overlay on this one, execution.job_python): its installs stay there
+    own = Path(seen["python"])
+    assert own.parts[-4:-2] == (job.name.rsplit("/", 1)[1], "python") and own.name == "python"
+    assert (own.parents[1] / "pyvenv.cfg").is_file()
     assert env["AIP_MODEL_DIR"] == "gs://out-bucket/run1/model/"
     assert env["AIP_CHECKPOINT_DIR"] == "gs://out-bucket/run1/checkpoints/"
     assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://out-bucket/run1/logs/"

@@ -176,10 +176,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def python_argv(command: list[str]) -> list[str]:
-    """`python`/`python3` run the local interpreter (the prebuilt image's Python is not here)."""
+def python_argv(command: list[str], python: Path | None = None) -> list[str]:
+    """`python`/`python3` run `python` (the job's own, see execution.job_python), else the local
+    interpreter: the image's Python is not here."""
     if command and Path(command[0]).name in ("python", "python3", _versioned_python()):
-        return [sys.executable, *command[1:]]
+        return [str(python or sys.executable), *command[1:]]
     return list(command)
 
 

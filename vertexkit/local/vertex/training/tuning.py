@@ -298,7 +298,7 @@ class TuningRun:
             job_spec=self.trial_spec,
             pool_argv=pool_argv,
             log_dir=trial_dir,
-            base_env=self.executor.base_env(),
+            base_env=self.executor.base_env(self.dir),
             output_dir=f"{base.rstrip('/')}/{trial_id}" if base else None,
             trial_id=trial_id,
             extra_args=[f"--{k}={format_arg(v)}" for k, v in values.items()],
