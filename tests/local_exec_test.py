@@ -24,6 +24,7 @@ CLOUD_VARIABLES = (
     "GOOGLE_CLOUD_PROJECT",
     "VERTEXKIT_HOME",
     "PYTHONPATH",
+    "VERTEXKIT_OFF_MACHINE_LOG",  # this harness has its own guard; its control reaches out
 )
 
 

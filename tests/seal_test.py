@@ -162,14 +162,16 @@ def fake_distribution(folder: Path, name: str, version: str) -> Path:
     source = folder / f"{name}-src"
     (source / f"{name}_marker").mkdir(parents=True)
     (source / f"{name}_marker" / "__init__.py").write_text(f"VERSION = {version!r}\n")
-    (source / "pyproject.toml").write_text(textwrap.dedent(f"""
+    (source / "pyproject.toml").write_text(
+        textwrap.dedent(f"""
         [build-system]
         requires = ["setuptools"]
         build-backend = "setuptools.build_meta"
         [project]
         name = "{name}"
         version = "{version}"
-    """))
+    """)
+    )
     wheels = folder / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -196,10 +198,29 @@ def test_a_jobs_pip_install_leaves_vertexkits_environment_unchanged(
     script = (
         f"{pip} install -q --no-index --find-links {wheels} six==0.0.1 vertexkit-seal-probe"
         f" && python3 -c 'import six_marker, importlib.metadata as m;"
-        f" print(m.version(\"six\"), six_marker.VERSION)' > {out} 2>&1"
+        f' print(m.version("six"), six_marker.VERSION)\' > {out} 2>&1'
     )
     job = aiplatform.CustomJob(display_name="sealed-pip", worker_pool_specs=[shell_pool(script)])
     job.run(timeout=120)
     assert job.state.name == "JOB_STATE_SUCCEEDED"
     assert out.read_text().split() == ["0.0.1", "0.0.1"]  # the job saw what it installed
     assert installed_here() == before  # and vertexkit's environment did not change
+
+
+# -- the audit around every test (conftest.py) can fail -------------------------------------------
+def test_the_audit_records_a_job_that_reaches_off_the_machine(
+    sdk: CloudContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trainer that dials an address off the machine (192.0.2.1: TEST-NET-1, RFC 5737, never
+    routed) is refused and recorded. The test points the audit at a log of its own, so the
+    attempt it makes on purpose does not fail it."""
+    own_log = tmp_path / "audit.log"
+    monkeypatch.setenv("VERTEXKIT_OFF_MACHINE_LOG", str(own_log))
+    dial = "import socket; socket.create_connection(('192.0.2.1', 443), timeout=5)"
+    job = aiplatform.CustomJob(
+        display_name="sealed-dial",
+        worker_pool_specs=[shell_pool(quoted([sys.executable, "-c", dial]))],
+    )
+    with pytest.raises(RuntimeError):
+        job.run(timeout=60)
+    assert "connect ('192.0.2.1', 443)" in own_log.read_text()

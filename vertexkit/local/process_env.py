@@ -57,6 +57,7 @@ PASSED_NAMES = frozenset(
         "CURL_CA_BUNDLE",
         "LD_LIBRARY_PATH",  # a system CUDA install's libraries
         "SYSTEMROOT",  # Windows cannot start Python without it
+        "VERTEXKIT_OFF_MACHINE_LOG",  # the seal's audit (hooks/vertexkit_off_machine_audit.py)
     }
 )
 PASSED_PREFIXES = ("LC_", "PIP_")
