@@ -70,3 +70,24 @@ def test_an_api_the_local_cloud_does_not_serve_is_refused_at_once(local_cloud: L
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert "asked the 'compute' API, which the local cloud does not serve" in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("gcloud") is None, reason="this machine has no Cloud SDK")
+def test_gcloud_ai_lists_the_local_vertex_custom_jobs(local_cloud: LocalCloud) -> None:
+    context = local_cloud.context()
+    job = {
+        "display_name": "listed-by-gcloud",
+        "job_spec": {"worker_pool_specs": [{
+            "machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1,
+            "container_spec": {"image_uri": "python:3.11", "command": ["true"]},
+        }]},
+    }  # fmt: skip
+    context.job_client().create_custom_job(parent=context.parent, custom_job=job)
+    vertexkit = Path(sys.executable).parent / "vertexkit"
+    done = subprocess.run(
+        [str(vertexkit), "local", "exec", "--", "gcloud", "ai", "custom-jobs", "list",
+         f"--region={local_cloud.region}", "--format=value(displayName)"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "listed-by-gcloud" in done.stdout.split()
