@@ -25,7 +25,7 @@ import base64
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -36,6 +36,7 @@ from vertexkit.local.projects import project_number
 ROOT = "/computeMetadata/v1"
 FLAVOR = {"Metadata-Flavor": "Google"}
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+Handler = Callable[[Request], Awaitable[Response]]
 TOKEN_SECONDS = 3599  # as Google's: a token is refreshed a few minutes before its hour ends
 
 
@@ -63,24 +64,19 @@ class MetadataServer:
             f"{ROOT}/instance/service-accounts/": lambda: f"default/\n{self.email}/\n",
             f"{ROOT}/universe/universe-domain": lambda: "googleapis.com",
         }
-        routes: list[BaseRoute] = [
-            Route(path, self._text(value), methods=["GET"]) for path, value in values.items()
-        ]
-        routes += [
-            Route(f"{account}/email", self._text(lambda: self.email), methods=["GET"]),
-            Route(f"{account}/scopes", self._text(lambda: "\n".join(SCOPES)), methods=["GET"]),
-            Route(f"{account}/aliases", self._text(lambda: "default"), methods=["GET"]),
-            Route(f"{account}/token", self.token, methods=["GET"]),
-            Route(f"{account}/identity", self.identity, methods=["GET"]),
-            Route(f"{account}/", self.account, methods=["GET"]),
-        ]
-        return routes
+        handlers = {path: self._text(value) for path, value in values.items()}
+        handlers.update({
+            f"{account}/email": self._text(lambda: self.email),
+            f"{account}/scopes": self._text(lambda: "\n".join(SCOPES)),
+            f"{account}/aliases": self._text(lambda: "default"),
+            f"{account}/token": self.token,
+            f"{account}/identity": self.identity,
+            f"{account}/": self.account,
+        })  # fmt: skip
+        return [Route(path, _flavored(one), methods=["GET"]) for path, one in handlers.items()]
 
-    def _text(self, value: Callable[[], str]) -> Callable[[Request], Response]:
+    def _text(self, value: Callable[[], str]) -> Handler:
         async def answer(request: Request) -> Response:
-            refused = _refusal(request)
-            if refused:
-                return refused
             if request.path_params.get("account", "default") not in ("default", self.email):
                 return PlainTextResponse("Not Found", status_code=404, headers=FLAVOR)
             return PlainTextResponse(value(), headers=FLAVOR)
@@ -88,9 +84,6 @@ class MetadataServer:
         return answer
 
     async def token(self, request: Request) -> Response:
-        refused = _refusal(request)
-        if refused:
-            return refused
         body = {
             "access_token": f"ya29.vertexkit-local.{secrets.token_urlsafe(24)}",
             "expires_in": TOKEN_SECONDS,
@@ -99,9 +92,6 @@ class MetadataServer:
         return JSONResponse(body, headers=FLAVOR)
 
     async def identity(self, request: Request) -> Response:
-        refused = _refusal(request)
-        if refused:
-            return refused
         audience = request.query_params.get("audience")
         if not audience:
             return PlainTextResponse(
@@ -124,9 +114,6 @@ class MetadataServer:
 
     async def account(self, request: Request) -> Response:
         """`.../service-accounts/default/?recursive=true`: google-auth reads email and scopes."""
-        refused = _refusal(request)
-        if refused:
-            return refused
         info = {"aliases": ["default"], "email": self.email, "scopes": SCOPES}
         return JSONResponse(info, headers=FLAVOR)
 
@@ -136,9 +123,14 @@ def _b64(part: object) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _refusal(request: Request) -> Response | None:
-    if request.headers.get("metadata-flavor", "").lower() == "google":
-        return None
-    return PlainTextResponse(
-        "Missing required header: Metadata-Flavor", status_code=403, headers=FLAVOR
-    )
+def _flavored(handler: Handler) -> Handler:
+    """`handler`, answered only to a request with `Metadata-Flavor: Google` (403 otherwise)."""
+
+    async def answer(request: Request) -> Response:
+        if request.headers.get("metadata-flavor", "").lower() != "google":
+            return PlainTextResponse(
+                "Missing required header: Metadata-Flavor", status_code=403, headers=FLAVOR
+            )
+        return await handler(request)
+
+    return answer

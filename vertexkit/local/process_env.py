@@ -24,7 +24,7 @@ local cloud too, and nothing of the user's own Google set-up is passed on:
 - `gcloud`, `gsutil` and `bq` read the local cloud's own configuration (`cloud_sdk.py`);
 - `GOOGLE_APPLICATION_CREDENTIALS` and every `CLOUDSDK_*`/`BOTO_*` variable of the caller are
   left out, also under `vertexkit local exec`, which otherwise keeps the user's environment.
-`vertexkit local exec` gives a user's command the same.
+`vertexkit local exec` gives a user's command the same hook and seal.
 """
 
 from __future__ import annotations
