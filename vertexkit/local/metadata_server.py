@@ -66,20 +66,29 @@ class MetadataServer:
         }
         handlers = {path: self._text(value) for path, value in values.items()}
         handlers.update({
-            f"{account}/email": self._text(lambda: self.email),
-            f"{account}/scopes": self._text(lambda: "\n".join(SCOPES)),
-            f"{account}/aliases": self._text(lambda: "default"),
-            f"{account}/token": self.token,
-            f"{account}/identity": self.identity,
-            f"{account}/": self.account,
+            f"{account}/email": self._own(self._text(lambda: self.email)),
+            f"{account}/scopes": self._own(self._text(lambda: "\n".join(SCOPES))),
+            f"{account}/aliases": self._own(self._text(lambda: "default")),
+            f"{account}/token": self._own(self.token),
+            f"{account}/identity": self._own(self.identity),
+            f"{account}/": self._own(self.account),
         })  # fmt: skip
         return [Route(path, _flavored(one), methods=["GET"]) for path, one in handlers.items()]
 
     def _text(self, value: Callable[[], str]) -> Handler:
-        async def answer(request: Request) -> Response:
-            if request.path_params.get("account", "default") not in ("default", self.email):
-                return PlainTextResponse("Not Found", status_code=404, headers=FLAVOR)
+        async def answer(_: Request) -> Response:
             return PlainTextResponse(value(), headers=FLAVOR)
+
+        return answer
+
+    def _own(self, handler: Handler) -> Handler:
+        """`handler` for this VM's one account (`default` or its email); any other is a 404, as
+        the metadata server answers for an account the VM does not have."""
+
+        async def answer(request: Request) -> Response:
+            if request.path_params["account"] not in ("default", self.email):
+                return PlainTextResponse("Not Found", status_code=404, headers=FLAVOR)
+            return await handler(request)
 
         return answer
 

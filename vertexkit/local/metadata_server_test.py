@@ -44,8 +44,9 @@ def test_project_zone_and_account(local_cloud: LocalCloud) -> None:
     assert "https://www.googleapis.com/auth/cloud-platform" in account["scopes"]
     listed = get(local_cloud, "instance/service-accounts/", headers=FLAVOR).text.split()
     assert listed == ["default/", f"{agent}/"]
-    assert get(local_cloud, "instance/service-accounts/other@x.iam.gserviceaccount.com/email",
-               headers=FLAVOR).status_code == 404  # fmt: skip
+    other = "instance/service-accounts/other@x.iam.gserviceaccount.com"
+    for what in ("email", "token", "identity?audience=x", ""):  # an account the VM lacks: 404
+        assert get(local_cloud, f"{other}/{what}", headers=FLAVOR).status_code == 404, what
 
 
 def test_tokens(local_cloud: LocalCloud) -> None:
