@@ -247,6 +247,19 @@ def test_duckdb_functions_cannot_reach_the_home(
             client.query(sql).result()
 
 
+@pytest.mark.parametrize(
+    "sql", ["SELECT REGEXP_REPLACE('a', 'b')", "SELECT REPLACE('a', 'b')", "SELECT SUBSTR('abc')"]
+)
+def test_a_call_short_of_a_required_argument_is_bigquerys_no_matching_signature(
+    client: bigquery.Client, sql: str
+) -> None:
+    """BigQuery's function reference gives REGEXP_REPLACE and REPLACE three arguments and SUBSTR
+    two or three, and BigQuery answers a shorter call with an invalidQuery "No matching signature
+    for function ..."; sqlglot 30.31 would run `REGEXP_REPLACE('a', 'b')` as 'a'."""
+    with pytest.raises(exceptions.BadRequest, match="No matching signature for function"):
+        client.query(sql).result()
+
+
 # -- 5. bad request bodies -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Bad:

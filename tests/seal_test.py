@@ -224,3 +224,22 @@ def test_the_audit_records_a_job_that_reaches_off_the_machine(
     with pytest.raises(RuntimeError):
         job.run(timeout=60)
     assert "connect ('192.0.2.1', 443)" in own_log.read_text()
+
+
+@pytest.mark.skipif(shutil.which("gcloud") is None, reason="this machine has no Cloud SDK")
+def test_gcloud_storage_cp_uploads_to_the_local_storage(
+    sealed_data: LocalCloud, cloud_context: CloudContext, tmp_path: Path
+) -> None:
+    """`gcloud storage cp` uploads a small file as one multipart request whose boundary the
+    Cloud SDK writes in single quotes (`boundary='===...=='`); Cloud Storage takes it, and so
+    must the local one. The object is read back through google-cloud-storage."""
+    source = tmp_path / "upload.txt"
+    source.write_text("uploaded by gcloud")
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "vertexkit"), "local", "exec", "--",
+         "gcloud", "storage", "cp", str(source), f"gs://{BUCKET}/from-gcloud.txt"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    blob = cloud_context.storage_client().bucket(BUCKET).blob("from-gcloud.txt")
+    assert blob.download_as_text() == "uploaded by gcloud"
