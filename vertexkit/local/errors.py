@@ -64,10 +64,19 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, message)
 
 
+NOT_SERVED_SUFFIX = "is not served by the local cloud."
+
+
 def not_served(method: str, path: str) -> ApiError:
     """A service or method the local cloud does not serve: 501, never 404 (a 404 reads as
     "resource not found" and would make a client's not-found path pass falsely)."""
-    return ApiError(501, f"{method} /{path.lstrip('/')} is not served by the local cloud.")
+    return ApiError(501, f"{method} /{path.lstrip('/')} {NOT_SERVED_SUFFIX}")
+
+
+def refused(reason: str) -> ApiError:
+    """A method the local cloud reads but cannot carry out here, with its reason ("TPU pods
+    are not run locally"): Google's UNIMPLEMENTED, never the generic `not_served`."""
+    return ApiError(501, reason, reason="notImplemented", status="UNIMPLEMENTED")
 
 
 def conflict(message: str) -> ApiError:

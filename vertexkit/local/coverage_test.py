@@ -1,0 +1,31 @@
+"""The coverage report is measured, not written: these tests send every method in scope of
+Google's discovery documents to a local cloud (`vertexkit.local.coverage`)."""
+
+from __future__ import annotations
+
+from vertexkit.local import coverage
+
+
+def test_scope_is_google_s_documents() -> None:
+    # Counted from the discovery documents google-api-python-client ships: BigQuery v2 has 47
+    # methods, all in scope; a change here means the pinned client's documents changed.
+    methods = coverage.methods_in_scope()
+    by_api = {api: sum(m.api == api for m in methods) for api in coverage.TITLES}
+    assert by_api["bigquery.v2"] == 47
+    assert by_api["aiplatform.v1"] > 250 and by_api["storage.v1"] > 60
+    assert ("projects.locations.customJobs", "cancel") in {(m.resource, m.name) for m in methods}
+
+
+def test_the_generic_not_served_answer_is_told_apart_from_a_refusal() -> None:
+    method = coverage.methods_in_scope()[0]
+    assert coverage.Answer(method, 404, "not found").verdict == "served"
+    assert coverage.Answer(method, 501, "TPU pods are not run locally.").verdict == "refused"
+    generic = f"GET /x {coverage.NOT_SERVED_SUFFIX}"
+    assert coverage.Answer(method, 501, generic).verdict == "not served"
+
+
+def test_the_report_is_fresh() -> None:
+    answers = coverage.measure()
+    assert coverage.render(answers) == coverage.REPORT.read_text(), (
+        "docs/api-coverage.md is stale: run `python -m vertexkit.local.coverage --write`"
+    )
