@@ -19,6 +19,10 @@ from starlette.responses import JSONResponse, Response
 from vertexkit.local.errors import bad_request, not_served
 
 Handler = Callable[["VertexRequest"], Any]
+# A matcher answers whole sub-collections no template lists (every resource's `operations`):
+# (method, path segments, verb, served) -> a handler or None; `served(family)` says whether a
+# collection under a location (`customJobs`) has handlers of its own.
+Matcher = Callable[[str, list[str], "str | None", Callable[[str], bool]], "Handler | None"]
 
 
 @dataclass
@@ -31,6 +35,11 @@ class VertexRequest:
     query: dict[str, str]
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    repeated: dict[str, list[str]] = field(default_factory=dict)  # every value of each query key
+
+    def query_list(self, key: str) -> list[str]:
+        """A repeated query parameter (`?permissions=a&permissions=b`), all its values."""
+        return self.repeated.get(key) or ([self.query[key]] if key in self.query else [])
 
     @property
     def parent(self) -> str:
@@ -71,6 +80,18 @@ def _split(path: str) -> tuple[list[str], str | None]:
 class VertexRouter:
     def __init__(self) -> None:
         self._templates: list[_Template] = []
+        self._matchers: list[Matcher] = []
+
+    def add_matcher(self, matcher: Matcher) -> None:
+        """Tried, in order, for a path no template matches."""
+        self._matchers.append(matcher)
+
+    def serves_family(self, family: str) -> bool:
+        """Whether some template is for `projects/{project}/locations/{location}/<family>...`."""
+        return any(
+            len(t.segments) > 4 and t.segments[2] == "locations" and t.segments[4] == family
+            for t in self._templates
+        )
 
     def route(self, method: str, template: str) -> Callable[[Handler], Handler]:
         """Registers a handler: `@router.route("POST", "projects/{project}/.../customJobs")`."""
@@ -88,6 +109,10 @@ class VertexRouter:
             params = template.match(method, segments, verb)
             if params is not None:
                 return template.handler, params
+        for matcher in self._matchers:
+            handler = matcher(method, segments, verb, self.serves_family)
+            if handler is not None:
+                return handler, {"project": segments[1], "location": segments[3]}
         return None
 
     async def dispatch(self, request: Request) -> Response:
@@ -108,8 +133,16 @@ class VertexRouter:
             query=dict(request.query_params),
             body=body if isinstance(body, dict) else {},
             headers=dict(request.headers),
+            repeated=_repeated(request.query_params.multi_items()),
         )
         result = await run_in_threadpool(handler, vertex_request)
         if isinstance(result, Response):
             return result
         return JSONResponse(result if result is not None else {})
+
+
+def _repeated(items: list[tuple[str, str]]) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    for key, value in items:
+        values.setdefault(key, []).append(value)
+    return values

@@ -3,7 +3,7 @@
 Each area registers its own handlers: `training` (custom jobs, tuning jobs), `registry`
 (models, evaluations, endpoints, prediction), `pipelines` (pipeline jobs, schedules),
 `training_pipelines` (training pipelines), `batch_prediction` (batch prediction jobs).
-Operations are served here.
+Every resource's `operations` sub-collection is answered by `core.operations`.
 """
 
 from __future__ import annotations
@@ -18,18 +18,20 @@ from starlette.routing import BaseRoute, Route
 
 from vertexkit.local.deferred import Once
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
-from vertexkit.local.vertex.store import page
+from vertexkit.local.vertex.core.iam import IamPolicies
+from vertexkit.local.vertex.core.operations import OperationsCollection
+from vertexkit.local.vertex.router import VertexRouter
 
 if TYPE_CHECKING:
     from vertexkit.local.server import LocalCloud
     from vertexkit.local.storage.routes import StorageService
 
-OPERATION = "projects/{project}/locations/{location}/operations/{operation}"
-NESTED_OPERATION = (
-    "projects/{project}/locations/{location}/{collection}/{resource}/operations/{operation}"
-)
 METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
+LOCATION = "projects/{project}/locations/{location}"
+IAM_RESOURCES = {
+    f"{LOCATION}/models/{{model}}": "Model",
+    f"{LOCATION}/datasets/{{dataset}}": "Dataset",
+}
 
 
 class VertexService:
@@ -37,6 +39,7 @@ class VertexService:
         self.backend = VertexBackend(home, storage, cloud)  # opens (and checks) the state now
         self.router = VertexRouter()
         self._register_operations()
+        self._register_iam()
         # The areas import every `aiplatform_v1` type they parse with (about 2 s): they load in
         # the local cloud's warm-up thread, or on the first request, whichever comes first; a
         # request is dispatched only once they are registered and started.
@@ -84,29 +87,15 @@ class VertexService:
         ]
 
     def _register_operations(self) -> None:
-        operations = self.backend.operations
+        """Every resource's `operations` sub-collection, and each location's (`core.operations`)."""
+        collection = OperationsCollection(self.backend.store, self.backend.operations)
+        self.router.add_matcher(collection.match)
 
-        def get_operation(request: VertexRequest) -> dict:
-            return operations.get(request.path)
-
-        def wait_operation(request: VertexRequest) -> dict:
-            return operations.get(request.path.rsplit(":", 1)[0])
-
-        def list_operations(request: VertexRequest) -> dict:
-            prefix = request.path.rstrip("/") + "/"
-            items = [
-                operations.public(op)
-                for op in self.backend.store.list("operations")
-                if op["name"].startswith(prefix)
-            ]
-            return page(items, request.query, "operations")
-
-        for template in (OPERATION, NESTED_OPERATION):
-            self.router.route("GET", template)(get_operation)
-            self.router.route("POST", template + ":wait")(wait_operation)
-        self.router.route("GET", "projects/{project}/locations/{location}/operations")(
-            list_operations
-        )
+    def _register_iam(self) -> None:
+        """IAM on the collections Google gives it (aiplatform.v1: models and datasets)."""
+        policies = IamPolicies(self.backend.store)
+        for template, kind in IAM_RESOURCES.items():
+            policies.register(self.router, template, kind)
 
     def routes(self) -> list[BaseRoute]:
         return [

@@ -1,0 +1,103 @@
+"""Every resource's operations sub-collection and IAM policy, through the `aiplatform_v1`
+clients' own mixin methods (google.longrunning.Operations, google.iam.v1.IAMPolicy)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import httpx
+import joblib
+import pytest
+from google.api_core import exceptions
+from google.cloud import aiplatform_v1
+from google.iam.v1 import iam_policy_pb2, policy_pb2
+from google.longrunning import operations_pb2
+from sklearn.dummy import DummyClassifier
+
+from vertexkit.context import CloudContext
+from vertexkit.local.server import LocalCloud
+
+SKLEARN_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-3:latest"
+
+
+@pytest.fixture
+def tensorboards(cloud_context: CloudContext) -> aiplatform_v1.TensorboardServiceClient:
+    return cloud_context._gapic(aiplatform_v1.TensorboardServiceClient)
+
+
+@pytest.fixture
+def model(local_cloud: LocalCloud, cloud_context: CloudContext) -> str:
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "model.joblib"
+        joblib.dump(DummyClassifier().fit([[0], [1]], [0, 1]), path)
+        local_cloud.storage.write_object("core-test", "iam/model.joblib", path)
+    client = cloud_context._gapic(aiplatform_v1.ModelServiceClient)
+    uploaded = client.upload_model(
+        parent=cloud_context.parent,
+        model={"display_name": "iam", "artifact_uri": "gs://core-test/iam",
+               "container_spec": {"image_uri": SKLEARN_IMAGE}},
+    )  # fmt: skip
+    return uploaded.result().model
+
+
+def test_a_resource_s_operations_are_listed_got_waited_cancelled_and_deleted(
+    cloud_context: CloudContext, tensorboards: aiplatform_v1.TensorboardServiceClient
+) -> None:
+    created = tensorboards.create_tensorboard(
+        parent=cloud_context.parent, tensorboard={"display_name": "ops"}
+    )
+    tensorboard = created.result().name
+    operation = created.operation.name
+    listed = tensorboards.list_operations(operations_pb2.ListOperationsRequest(name=tensorboard))
+    assert [op.name for op in listed.operations] == [operation]
+    done_only = operations_pb2.ListOperationsRequest(name=tensorboard, filter="done=false")
+    assert not tensorboards.list_operations(done_only).operations
+    waited = tensorboards.wait_operation(operations_pb2.WaitOperationRequest(name=operation))
+    assert waited.done and waited.response.type_url.endswith("aiplatform.v1.Tensorboard")
+    tensorboards.cancel_operation(operations_pb2.CancelOperationRequest(name=operation))
+    tensorboards.delete_operation(operations_pb2.DeleteOperationRequest(name=operation))
+    with pytest.raises(exceptions.NotFound):
+        tensorboards.get_operation(operations_pb2.GetOperationRequest(name=operation))
+
+
+def test_operations_of_a_nested_resource_and_a_bad_filter(
+    local_cloud: LocalCloud, cloud_context: CloudContext
+) -> None:
+    run = f"{cloud_context.parent}/tensorboards/1/experiments/e/runs/r/timeSeries/s"
+    # google.longrunning ListOperationsResponse: an empty list is the empty message.
+    assert httpx.get(f"{local_cloud.url}/v1/{run}/operations").json() == {}
+    bad = httpx.get(f"{local_cloud.url}/v1/{run}/operations", params={"filter": "name=x"})
+    assert bad.status_code == 400 and "filter" in bad.json()["error"]["message"]
+    missing = httpx.get(f"{local_cloud.url}/v1/{run}/operations/42")
+    assert missing.status_code == 404
+
+
+def test_a_model_s_iam_policy_round_trips_with_its_etag(
+    cloud_context: CloudContext, model: str
+) -> None:
+    client = cloud_context._gapic(aiplatform_v1.ModelServiceClient)
+    empty = client.get_iam_policy(iam_policy_pb2.GetIamPolicyRequest(resource=model))
+    assert empty.etag == b"\x00 \x01" and not empty.bindings  # "ACAB", Google's empty policy
+    binding = policy_pb2.Binding(role="roles/aiplatform.user", members=["user:ada@example.com"])
+    policy = policy_pb2.Policy(bindings=[binding], etag=empty.etag)
+    request = iam_policy_pb2.SetIamPolicyRequest(resource=model, policy=policy)
+    stored = client.set_iam_policy(request)
+    assert list(stored.bindings) == [binding] and stored.etag != empty.etag
+    assert client.get_iam_policy(iam_policy_pb2.GetIamPolicyRequest(resource=model)) == stored
+    with pytest.raises(exceptions.Conflict):  # iam.v1: a stale etag is ABORTED
+        client.set_iam_policy(request)
+    asked = ["aiplatform.models.get", "aiplatform.models.delete"]
+    held = client.test_iam_permissions(
+        iam_policy_pb2.TestIamPermissionsRequest(resource=model, permissions=asked)
+    )
+    assert list(held.permissions) == asked
+
+
+def test_a_bad_policy_is_refused_naming_the_field(cloud_context: CloudContext, model: str) -> None:
+    client = cloud_context._gapic(aiplatform_v1.ModelServiceClient)
+    bad = policy_pb2.Policy(bindings=[policy_pb2.Binding(role="roles/x", members=["ada"])])
+    with pytest.raises(exceptions.BadRequest, match=r"policy.bindings\[0\].members"):
+        client.set_iam_policy(iam_policy_pb2.SetIamPolicyRequest(resource=model, policy=bad))
+    with pytest.raises(exceptions.NotFound):
+        client.get_iam_policy(iam_policy_pb2.GetIamPolicyRequest(resource=model + "0"))
