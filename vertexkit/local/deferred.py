@@ -20,8 +20,10 @@ from starlette.routing import BaseRoute, Match, Route, Router
 from starlette.types import Receive, Scope, Send
 
 from vertexkit.local.errors import not_served
+from vertexkit.local.lifecycle import Lifecycle
 
 T = TypeVar("T")
+S = TypeVar("S", bound=Lifecycle)
 EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
@@ -54,10 +56,10 @@ class Once(Generic[T]):
             return self._value
 
 
-class Deferred(Once[T]):
+class Deferred(Once[S], Lifecycle):
     """A service built when first needed; its routes answer every path under `prefixes`."""
 
-    def __init__(self, build: Callable[[], T], prefixes: tuple[str, ...]) -> None:
+    def __init__(self, build: Callable[[], S], prefixes: tuple[str, ...]) -> None:
         super().__init__(build)
         self.prefixes = prefixes
         self._router: Router | None = None
@@ -66,9 +68,9 @@ class Deferred(Once[T]):
         self.get()
 
     def close(self) -> None:
-        close = getattr(self.built(), "close", None)
-        if close:
-            close()
+        built = self.built()
+        if built is not None:
+            built.close()
 
     def routes(self) -> list[BaseRoute]:
         return [_PrefixRoute(self.prefixes, self._dispatch)]

@@ -8,6 +8,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from vertexkit.specs.errors import SpecError
+
 STATUS_BY_CODE = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -96,3 +98,11 @@ def precondition_failed(message: str) -> ApiError:
 async def api_error_handler(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return JSONResponse(exc.body(), status_code=exc.code)
+
+
+async def spec_error_handler(_: Request, exc: Exception) -> JSONResponse:
+    """The one place a rule of `vertexkit.specs` broken by a request becomes Google's answer:
+    a 400 INVALID_ARGUMENT whose message names the field and the allowed values."""
+    assert isinstance(exc, SpecError)
+    error = bad_request(str(exc))
+    return JSONResponse(error.body(), status_code=error.code)

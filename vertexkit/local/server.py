@@ -28,12 +28,15 @@ from vertexkit.local import cloud_sdk
 from vertexkit.local.bigquery.warehouse_file import DATABASE_FILE, check_warehouse_file
 from vertexkit.local.deferred import Deferred
 from vertexkit.local.discovery import DiscoveryService
-from vertexkit.local.errors import ApiError, api_error_handler, not_served
+from vertexkit.local.errors import ApiError, api_error_handler, not_served, spec_error_handler
 from vertexkit.local.guard import RequestGuard
+from vertexkit.local.handles import CloudHandles
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.metadata_server import MetadataServer
 from vertexkit.local.state import disk_full_handler
 from vertexkit.local.vertex.pipelines.standby import WARM
 from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
+from vertexkit.specs.errors import SpecError
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
@@ -79,7 +82,7 @@ class LocalCloud:
         self._socket: socket.socket | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.services: list[object] = []
+        self.services: list[Lifecycle] = []
         self._warm_up: threading.Thread | None = None
         self._bigquery: Deferred[BigQueryService] | None = None
         self.storage: StorageService
@@ -135,26 +138,20 @@ class LocalCloud:
         service and raised again to whoever asks for it: `ready()` or a request), then its
         `warm` starts what a request is likely to need."""
         for service in reversed(self.services):  # Vertex first: most requests are Vertex's
-            start = getattr(service, "start", None)
-            if start:
-                with contextlib.suppress(Exception):
-                    start()
+            with contextlib.suppress(Exception):
+                service.start()
         # Then what is only likely to be asked for (a deployed model's framework), once no
         # service is importing any more: two threads importing at once can deadlock an import.
         for service in self.services:
-            warm = getattr(service, "warm", None)
-            if warm:
-                with contextlib.suppress(Exception):
-                    warm()
+            with contextlib.suppress(Exception):
+                service.warm()
 
     def ready(self) -> None:
         """Waits for the warm-up; raises what a service's start raised (a refused state file)."""
         if self._warm_up:
             self._warm_up.join()
         for service in self.services:
-            start = getattr(service, "start", None)
-            if start:
-                start()  # idempotent: raises the kept error, or returns at once
+            service.start()  # idempotent: raises the kept error, or returns at once
 
     def _ready_or_stopped(self) -> None:
         try:
@@ -178,10 +175,8 @@ class LocalCloud:
         if self._warm_up:
             self._warm_up.join()
         for service in reversed(self.services):
-            close = getattr(service, "close", None)
-            if close:
-                with contextlib.suppress(Exception):
-                    close()
+            with contextlib.suppress(Exception):
+                service.close()
         if process_exits:
             return  # the claim goes with the process
         if self._thread:
@@ -238,7 +233,7 @@ class LocalCloud:
         # BigQuery (DuckDB, pyarrow, pandas, sqlglot: about a second to import) is built by the
         # warm-up thread, or by the first request that needs it, whichever comes first.
         bigquery = Deferred(self._build_bigquery, ("/bigquery/", "/upload/bigquery/"))
-        vertex = VertexService(self.home / "vertex", storage=storage, cloud=self)
+        vertex = VertexService(self.home / "vertex", storage=storage, cloud=self._handles())
         self.storage, self._bigquery, self.vertex = storage, bigquery, vertex
         self.services = [storage, bigquery, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
@@ -254,6 +249,7 @@ class LocalCloud:
         routes.append(Route("/{path:path}", _not_served, methods=EVERY_METHOD))
         handlers = {
             ApiError: api_error_handler,
+            SpecError: spec_error_handler,  # the one place a broken rule becomes a 400
             OSError: disk_full_handler,  # a full disk is a 507 with the reason, not a bare 500
             sqlite3.OperationalError: disk_full_handler,
         }
@@ -261,15 +257,32 @@ class LocalCloud:
         app.add_middleware(RequestGuard)
         return app
 
+    def _handles(self) -> CloudHandles:
+        """What a service may know of this cloud (`vertexkit.local.handles`)."""
+        return CloudHandles(env=self.env, context=self.context,
+                            warehouse=lambda: self.bigquery.warehouse)  # fmt: skip
+
     def _build_console(self) -> ConsoleService:
         from vertexkit.local.console.routes import ConsoleService
+        from vertexkit.local.console.sources import ConsoleSources
 
-        return ConsoleService(self)
+        vertex = self.vertex
+        return ConsoleService(
+            ConsoleSources(
+                project=self.project,
+                vertex_store=vertex.backend.store,
+                vertex_home=vertex.backend.home,
+                storage=self.storage,
+                registry=vertex.registry,
+                warehouse=lambda: self.bigquery.warehouse,
+                resolve_vertex=vertex.router.resolve,
+            )
+        )
 
     def _build_bigquery(self) -> BigQueryService:
         from vertexkit.local.bigquery.routes import BigQueryService
 
-        return BigQueryService(self.home / "bigquery", storage=self.storage, cloud=self)
+        return BigQueryService(self.home / "bigquery", storage=self.storage)
 
 
 async def _not_served(request: Request) -> JSONResponse:

@@ -43,6 +43,7 @@ from vertexkit.local.bigquery.validation import (
     validate_table,
 )
 from vertexkit.local.errors import ApiError, bad_request, not_found
+from vertexkit.local.lifecycle import Lifecycle
 
 API = "/bigquery/v2/projects/{project}"
 UPLOAD = "/upload/bigquery/v2/projects/{project}/jobs"
@@ -68,14 +69,13 @@ def api_error(error: QueryError) -> ApiError:
     return ApiError(STATUS_BY_REASON.get(error.reason, 400), error.message, reason=error.reason)
 
 
-class BigQueryService:
+class BigQueryService(Lifecycle):
     def __init__(
-        self, home: Path, storage: Any, cloud: Any, clock: Callable[[], float] = time.time
+        self, home: Path, storage: Any, clock: Callable[[], float] = time.time
     ) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.storage = storage
-        self.cloud = cloud
         self.warehouse = Warehouse(home, clock)
         self.jobs = JobRunner(self.warehouse, storage)
         self.streaming = StreamingInserts(clock)

@@ -13,7 +13,7 @@ from vertexkit.local.console.pages import ROOT, layout, table
 from vertexkit.local.errors import ApiError
 
 if TYPE_CHECKING:
-    from vertexkit.local.server import LocalCloud
+    from vertexkit.local.console.sources import ConsoleSources
 
 PREVIEW_ROWS = 20
 PUBLIC_PROJECTS = ("bigquery-public-data",)
@@ -23,10 +23,10 @@ def link(page: str, label: str, **query: str) -> Markup:
     return el("a", label, href=f"{ROOT}/{page}?{urlencode(query)}")
 
 
-def bigquery_page(cloud: LocalCloud, query: dict[str, str]) -> Markup:
-    project = query.get("project") or cloud.project
+def bigquery_page(sources: ConsoleSources, query: dict[str, str]) -> Markup:
+    project = query.get("project") or sources.project
     dataset, table_id = query.get("dataset", ""), query.get("table", "")
-    warehouse = cloud.bigquery.warehouse
+    warehouse = sources.warehouse()
     try:
         if dataset and table_id:
             body = table_section(warehouse, TableName(project, dataset, table_id))
@@ -75,8 +75,8 @@ def table_section(warehouse: Any, name: TableName) -> list[Markup]:
     ]
 
 
-def storage_page(cloud: LocalCloud, query: dict[str, str]) -> Markup:
-    store = cloud.storage.store
+def storage_page(sources: ConsoleSources, query: dict[str, str]) -> Markup:
+    store = sources.storage.store
     bucket, prefix = query.get("bucket", ""), query.get("prefix", "")
     try:
         if bucket:
@@ -84,7 +84,7 @@ def storage_page(cloud: LocalCloud, query: dict[str, str]) -> Markup:
         else:
             rows = [
                 [link("storage", b["name"], bucket=b["name"])]
-                for b in store.list_buckets(cloud.project)
+                for b in store.list_buckets(sources.project)
             ]
             body = [table(["bucket"], rows, "No buckets yet.")]
     except ApiError as error:

@@ -21,7 +21,7 @@ from vertexkit.runtime.retraining import DECISION_FIELDS, DECISIONS_DATASET, DEC
 from vertexkit.specs import SpecError
 
 if TYPE_CHECKING:
-    from vertexkit.local.server import LocalCloud
+    from vertexkit.local.console.sources import ConsoleSources
 
 Row = dict[str, Any]
 MAX_DECISIONS = 1000
@@ -125,11 +125,11 @@ def model_sections(rows: list[Row]) -> list[Markup]:
     return sections
 
 
-def decisions_page(cloud: LocalCloud, query: dict[str, str]) -> tuple[Markup, int]:
+def decisions_page(sources: ConsoleSources, query: dict[str, str]) -> tuple[Markup, int]:
     """The page and its status: 400 for a `table` that names no decision table."""
     try:
-        name = table_name(cloud.project, query.get("table", ""))
-        rows = read_decisions(cloud.bigquery.warehouse, name)
+        name = table_name(sources.project, query.get("table", ""))
+        rows = read_decisions(sources.warehouse(), name)
     except SpecError as error:
         return error_page(400, str(error)), 400
     except ApiError as error:

@@ -12,7 +12,7 @@ import json
 import mimetypes
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, quote
 
 from starlette.concurrency import run_in_threadpool
@@ -45,16 +45,15 @@ from vertexkit.local.console.security import (
     Csrf,
     require_own_origin,
 )
+from vertexkit.local.console.sources import ConsoleSources
 from vertexkit.local.errors import ApiError, bad_request, not_found
-from vertexkit.local.vertex.batch_prediction.routes import COLLECTION as BATCH_PREDICTION_JOBS
+from vertexkit.local.lifecycle import Lifecycle
+from vertexkit.local.vertex.batch_prediction.models import COLLECTION as BATCH_PREDICTION_JOBS
 from vertexkit.local.vertex.jobs import states as job_states
 from vertexkit.local.vertex.pipelines.models import PIPELINE_JOBS, SCHEDULES
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training.models import CUSTOM_JOBS, TUNING_JOBS
 from vertexkit.local.vertex.training_pipelines.models import COLLECTION as TRAINING_PIPELINES
-
-if TYPE_CHECKING:
-    from vertexkit.local.server import LocalCloud
 
 STATIC = Path(__file__).parent / "static"
 PREVIEW_BYTES = 4096
@@ -62,22 +61,20 @@ MAX_FORM_BYTES = 1_600_000  # above online prediction's 1.5 MB, which the endpoi
 Resource = dict[str, Any]
 
 
-class ConsoleService:
+class ConsoleService(Lifecycle):
     """The console's room in the local cloud: `routes()` is all the server registers."""
 
-    def __init__(self, cloud: LocalCloud) -> None:
-        self.cloud = cloud
+    def __init__(self, sources: ConsoleSources) -> None:
+        self.sources = sources
         self.csrf = Csrf()
 
     # -- plumbing ------------------------------------------------------------------------------
     @property
     def store(self) -> Any:
-        return self.cloud.vertex.backend.store
+        return self.sources.vertex_store
 
     def registry(self) -> Any:
-        from vertexkit.local.vertex.registry.routes import RegistryArea
-
-        return next(a for a in self.cloud.vertex.areas if isinstance(a, RegistryArea))
+        return self.sources.registry()
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -171,16 +168,16 @@ class ConsoleService:
 
     async def decisions(self, request: Request) -> Response:
         body, status = await run_in_threadpool(
-            decisions_page, self.cloud, dict(request.query_params)
+            decisions_page, self.sources, dict(request.query_params)
         )
         return self.respond(request, body, status)
 
     async def bigquery(self, request: Request) -> Response:
-        body = await run_in_threadpool(bigquery_page, self.cloud, dict(request.query_params))
+        body = await run_in_threadpool(bigquery_page, self.sources, dict(request.query_params))
         return self.respond(request, body)
 
     async def storage(self, request: Request) -> Response:
-        body = await run_in_threadpool(storage_page, self.cloud, dict(request.query_params))
+        body = await run_in_threadpool(storage_page, self.sources, dict(request.query_params))
         return self.respond(request, body)
 
     # -- one resource --------------------------------------------------------------------------
@@ -215,7 +212,7 @@ class ConsoleService:
         return self.respond(request, pages.run_page(job, self.token(request), view, schedule_name))
 
     def task_view(self, job: Resource, task: str) -> pages.TaskView:
-        log_file = self.cloud.vertex.backend.home / "pipelineJobs" / runs.job_id(job) / "driver.log"
+        log_file = self.sources.vertex_home / "pipelineJobs" / runs.job_id(job) / "driver.log"
         text = log_file.read_text(errors="replace") if log_file.exists() else ""
         previews = {}
         for detail in runs.task_details(job).values():
@@ -228,7 +225,7 @@ class ConsoleService:
     def preview(self, uri: str) -> str:
         """The first bytes of a text artifact (CSV, JSON lines); binary files say what they are."""
         try:
-            path = self.cloud.storage.gs_uri_to_path(uri)
+            path = self.sources.storage.gs_uri_to_path(uri)
         except ApiError:
             return ""
         if path.is_dir():
@@ -279,7 +276,7 @@ class ConsoleService:
         return self.respond(request, pages.tuning_job_page(job, logs, logs_url(job)))
 
     def job_dir(self, name: str) -> Path:
-        return self.cloud.vertex.backend.home / "training" / name.rsplit("/", 1)[-1]
+        return self.sources.vertex_home / "training" / name.rsplit("/", 1)[-1]
 
     def job_logs(self, name: str, job: Resource) -> list[logs.Chunk]:
         """Each log file's last TAIL_BYTES, as the page first shows them."""
@@ -316,7 +313,7 @@ class ConsoleService:
 
     # -- artifacts and downloads ---------------------------------------------------------------
     def object_file(self, uri: str) -> Path:
-        path = self.cloud.storage.gs_uri_to_path(uri)  # validates the name: stays in the store
+        path = self.sources.storage.gs_uri_to_path(uri)  # validates the name: stays in the store
         if not path.is_file():
             raise not_found(f"{uri} is not an object of the local Cloud Storage.")
         return path
@@ -388,7 +385,7 @@ class ConsoleService:
 
     def call_vertex(self, path: str, body: Resource) -> Any:
         """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
-        resolved = self.cloud.vertex.router.resolve("POST", path)
+        resolved = self.sources.resolve_vertex("POST", path)
         if resolved is None:
             raise not_found(f"{path} is not a Vertex resource action.")
         handler, params = resolved

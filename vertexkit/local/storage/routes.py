@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage import iam, responses
 from vertexkit.local.storage.hashing import CHUNK, Hasher
 from vertexkit.local.storage.models import (
@@ -43,7 +44,7 @@ MAX_LIST_RESULTS = 1000
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-class StorageService:
+class StorageService(Lifecycle):
     def __init__(self, home: Path) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)

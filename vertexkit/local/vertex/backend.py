@@ -6,6 +6,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vertexkit.local.handles import CloudHandles
 from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import ProcessGroups
 from vertexkit.local.vertex.operations import Operations
@@ -14,7 +15,6 @@ from vertexkit.local.vertex.registry.model_process import ModelProcesses, deploy
 from vertexkit.local.vertex.store import ResourceStore
 
 if TYPE_CHECKING:
-    from vertexkit.local.server import LocalCloud
     from vertexkit.local.storage.routes import StorageService
 
 
@@ -24,9 +24,10 @@ MAX_MODEL_PROCESSES = 2
 
 
 class VertexBackend:
-    """Everything a Vertex handler needs: state on disk, operations, storage, cloud addresses."""
+    """Everything a Vertex handler needs: state on disk, operations, storage, and the cloud's
+    handles (its exports, a client context, BigQuery's warehouse)."""
 
-    def __init__(self, home: Path, storage: StorageService, cloud: LocalCloud) -> None:
+    def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.store = ResourceStore(home / "vertex.sqlite")

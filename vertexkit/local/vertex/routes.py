@@ -9,7 +9,7 @@ Every resource's `operations` sub-collection is answered by `core.operations`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,14 +17,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from vertexkit.local.deferred import Once
+from vertexkit.local.handles import CloudHandles
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.iam import IamPolicies
 from vertexkit.local.vertex.core.operations import OperationsCollection
 from vertexkit.local.vertex.router import VertexRouter
 
 if TYPE_CHECKING:
-    from vertexkit.local.server import LocalCloud
     from vertexkit.local.storage.routes import StorageService
+    from vertexkit.local.vertex.registry.routes import RegistryArea
+    from vertexkit.local.vertex.training.execution import Executor
 
 METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
 LOCATION = "projects/{project}/locations/{location}"
@@ -34,8 +37,8 @@ IAM_RESOURCES = {
 }
 
 
-class VertexService:
-    def __init__(self, home: Path, storage: StorageService, cloud: LocalCloud) -> None:
+class VertexService(Lifecycle):
+    def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
         self.backend = VertexBackend(home, storage, cloud)  # opens (and checks) the state now
         self.router = VertexRouter()
         self._register_operations()
@@ -43,22 +46,28 @@ class VertexService:
         # The areas import every `aiplatform_v1` type they parse with (about 2 s): they load in
         # the local cloud's warm-up thread, or on the first request, whichever comes first; a
         # request is dispatched only once they are registered and started.
-        self._areas: Once[list[Any]] = Once(self._load_areas)
-        self._registered: list[Any] = []  # closed even when a later area failed to start
+        self._areas: Once[list[Lifecycle]] = Once(self._load_areas)
+        self._registered: list[Lifecycle] = []  # closed even when a later area failed to start
+        self._executor: Executor | None = None
+        self._registry: RegistryArea | None = None
 
     @property
-    def areas(self) -> list[Any]:
+    def areas(self) -> list[Lifecycle]:
         return self._areas.get()
 
-    def _load_areas(self) -> list[Any]:
+    def registry(self) -> RegistryArea:
+        """Models and endpoints, for the console's reads (once the areas are loaded)."""
+        self._areas.get()
+        assert self._registry is not None
+        return self._registry
+
+    def _load_areas(self) -> list[Lifecycle]:
         areas = self._registered = self._register_areas()
         for area in areas:
-            start = getattr(area, "start", None)
-            if start:
-                start()
+            area.start()
         return areas
 
-    def _register_areas(self) -> list[Any]:
+    def _register_areas(self) -> list[Lifecycle]:
         from vertexkit.local.vertex.batch_prediction.routes import (
             register as register_batch_prediction,
         )
@@ -67,23 +76,26 @@ class VertexService:
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
+        from vertexkit.local.vertex.training.execution import Executor
         from vertexkit.local.vertex.training.routes import register as register_training
         from vertexkit.local.vertex.training_pipelines.routes import (
             register as register_training_pipelines,
         )
 
-        training = register_training(self.router, self.backend)
-        registry = register_registry(self.router, self.backend)
+        router, backend = self.router, self.backend
+        executor = self._executor = Executor(backend)
+        registry = self._registry = register_registry(router, backend)
+        # Custom jobs, tuning jobs, training pipelines and batch prediction run on one executor;
+        # the last two upload to and read from the registry's models.
         return [
-            training,
+            register_training(router, backend, executor),
             registry,
-            register_pipelines(self.router, self.backend),
-            # Training pipelines run on the training executor and upload to the registry.
-            register_training_pipelines(self.router, self.backend, training, registry),
-            register_datasets(self.router, self.backend),
-            register_metadata(self.router, self.backend),
-            register_tensorboards(self.router, self.backend),
-            register_batch_prediction(self.router, self.backend, training, registry),
+            register_pipelines(router, backend),
+            register_training_pipelines(router, backend, executor, registry.models),
+            register_datasets(router, backend),
+            register_metadata(router, backend),
+            register_tensorboards(router, backend),
+            register_batch_prediction(router, backend, executor, registry.models),
         ]
 
     def _register_operations(self) -> None:
@@ -113,14 +125,12 @@ class VertexService:
     def warm(self) -> None:
         """What the areas do ahead of a request they expect (`LocalCloud`'s warm-up, last)."""
         for area in self.areas:
-            warm = getattr(area, "warm", None)
-            if warm:
-                warm()
+            area.warm()
 
     def close(self) -> None:
         self._areas.built()  # waits for a load in progress
         for area in self._registered:
-            close = getattr(area, "close", None)
-            if close:
-                close()
+            area.close()
+        if self._executor is not None:  # after the areas: their jobs end on it
+            self._executor.close()
         self.backend.close()

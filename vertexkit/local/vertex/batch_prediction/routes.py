@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request, failed_precondition
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.batch_prediction.models import COLLECTION, KIND
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
@@ -23,21 +25,17 @@ from vertexkit.local.vertex.jobs.verbs import (
     register_job_collection,
 )
 from vertexkit.local.vertex.registry.models import ModelRegistry
-from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
-from vertexkit.local.vertex.training.routes import TrainingArea, validated
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
 from vertexkit.specs.requests import validate_list_query, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
-COLLECTION = "batchPredictionJobs"
-KIND = "BatchPredictionJob"
 IN_PROCESS_FRAMEWORKS = ("sklearn", "xgboost")
 NOT_SERVED_FORMATS = ("tf-record", "tf-record-gzip", "file-list")
 # What the request may not set: Vertex fills these.
@@ -46,7 +44,7 @@ OUTPUT_ONLY = ("name", "modelVersionId", "state", "error", "outputInfo", "partia
                "updateTime")  # fmt: skip
 
 
-class BatchPredictionArea:
+class BatchPredictionArea(Lifecycle):
     def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
         self.backend = backend
         self.store = backend.store
@@ -60,7 +58,7 @@ class BatchPredictionArea:
 
     # -- create --------------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> Resource:
-        validated(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = protos.to_dict(protos.parse(aiplatform_v1.BatchPredictionJob, request.body))
         for output_only in OUTPUT_ONLY:
             body.pop(output_only, None)
@@ -81,7 +79,7 @@ class BatchPredictionArea:
                 501, f"inputConfig.instancesFormat: {fmt} is not served by the local cloud; "
                 "it reads jsonl, csv and bigquery.",
             )  # fmt: skip
-        validated(validate_batch_prediction_job, body)
+        validate_batch_prediction_job(body)
         version = self.model_version(body["model"], location)
         supported = version.get("supportedInputStorageFormats") or []
         if fmt not in supported:
@@ -106,7 +104,7 @@ class BatchPredictionArea:
         return jobs.public(self.store.get(request.path, kind=KIND))
 
     def list(self, request: VertexRequest) -> Resource:
-        validated(validate_list_query, request.query)
+        validate_list_query(request.query)
         return responses.job_list(self.store.list(COLLECTION, request.parent), request.query,
                                   COLLECTION)  # fmt: skip
 
@@ -139,8 +137,8 @@ def check_servable(version: Resource) -> None:
 
 
 def register(
-    router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
+    router: VertexRouter, backend: VertexBackend, executor: Executor, models: ModelRegistry
 ) -> BatchPredictionArea:
-    area = BatchPredictionArea(backend, training.executor, registry.models)
+    area = BatchPredictionArea(backend, executor, models)
     register_job_collection(router, f"{LOCATION}/{COLLECTION}", area.create, area)
     return area

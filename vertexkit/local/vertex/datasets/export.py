@@ -111,7 +111,7 @@ def write_csv(
 def write_bigquery(
     backend: VertexBackend, parts: dict[str, pd.DataFrame], project: str, dataset: str
 ) -> dict[str, str]:
-    warehouse = backend.cloud.bigquery.warehouse
+    warehouse = backend.cloud.warehouse()
     warehouse.create_dataset(project, dataset, {"location": "US"})
     env = {"AIP_DATA_FORMAT": "bigquery"}
     for split, rows in parts.items():

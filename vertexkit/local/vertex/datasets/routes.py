@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
@@ -37,7 +38,7 @@ def checked(check: Any, *args: Any) -> None:
         raise bad_request(str(exc)) from exc
 
 
-class DatasetsArea:
+class DatasetsArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store

@@ -51,7 +51,7 @@ def columns(backend: VertexBackend, dataset: Resource) -> list[str]:
     config = input_config(dataset)
     if "bigquerySource" in config:
         uri = config["bigquerySource"]["uri"]
-        warehouse = backend.cloud.bigquery.warehouse
+        warehouse = backend.cloud.warehouse()
         cur = warehouse.cursor()
         try:
             warehouse.require_table(cur, table_name(uri))
@@ -73,7 +73,7 @@ def read_frame(backend: VertexBackend, dataset: Resource) -> pd.DataFrame:
 
     config = input_config(dataset)
     if "bigquerySource" in config:
-        cur = backend.cloud.bigquery.warehouse.cursor()
+        cur = backend.cloud.warehouse().cursor()
         try:
             return cur.execute(
                 f"SELECT * FROM {table_name(config['bigquerySource']['uri']).sql}"

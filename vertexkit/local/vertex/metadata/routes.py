@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from vertexkit.local.errors import bad_request, not_found
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
@@ -37,7 +38,7 @@ KINDS = {
 }  # fmt: skip
 
 
-class MetadataArea:
+class MetadataArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -53,7 +54,7 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-class PipelinesArea:
+class PipelinesArea(Lifecycle):
     """Pipeline jobs and schedules; `start()` recovers state and starts the scheduler thread."""
 
     def __init__(self, router: VertexRouter, backend: VertexBackend) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.registry import responses
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
@@ -25,7 +26,7 @@ ENDPOINTS = LOCATION + "/endpoints"
 ENDPOINT = ENDPOINTS + "/{endpoint}"
 
 
-class RegistryArea:
+class RegistryArea(Lifecycle):
     """The registry's state objects; `close()` stops every model server process."""
 
     def __init__(self, backend: VertexBackend) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import compile_filter
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
@@ -47,7 +48,7 @@ TIME_SERIES = Kind("tensorboardTimeSeries", "TensorboardTimeSeries",
 CUSTOM_JOBS = "customJobs"
 
 
-class TensorboardsArea:
+class TensorboardsArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store

@@ -6,10 +6,10 @@ by `vertexkit.specs` before anything is stored or run.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from vertexkit.local.errors import bad_request
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.jobs import states
@@ -23,80 +23,13 @@ from vertexkit.local.vertex.jobs.verbs import (
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
+from vertexkit.local.vertex.training.runnable import check_runnable_pools
 from vertexkit.local.vertex.training.tuning import TuningRun
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs import SpecError, validate_custom_job_spec, validate_tuning_job
+from vertexkit.specs import validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
-NO_ENTRYPOINT = (
-    "{field}.command: this image's entrypoint cannot run without Docker; give `command` "
-    '(e.g. ["python", "-m", "trainer.task"]) or use a python package spec (pythonPackageSpec)'
-)
-
-
-# Linux's MAX_ARG_STRLEN for one argv/env string, and half of ARG_MAX for all of them (the
-# other half is left to the environment the local cloud adds).
-MAX_ARG_BYTES = 128 * 1024
-MAX_EXEC_BYTES = min(os.sysconf("SC_ARG_MAX"), 2 * 1024 * 1024) // 2
-
-
-def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:
-    """What the local cloud needs to run a pool, beyond Vertex's own rules."""
-    pools = spec.get("workerPoolSpecs") or []
-    if not pools:
-        raise SpecError(f"{prefix}.workerPoolSpecs", "at least one worker pool is required")
-    for i, pool in enumerate(pools):
-        field = f"{prefix}.workerPoolSpecs[{i}]"
-        if not int(pool.get("replicaCount") or 0):
-            continue
-        if "containerSpec" in pool:
-            if not pool["containerSpec"].get("command"):
-                raise SpecError(field, NO_ENTRYPOINT.format(field=f"{field}.containerSpec"))
-            check_fits_in_a_process(pool["containerSpec"], f"{field}.containerSpec")
-        elif "pythonPackageSpec" in pool:
-            package = pool["pythonPackageSpec"]
-            for key in ("packageUris", "pythonModule"):
-                if not package.get(key):
-                    raise SpecError(f"{field}.pythonPackageSpec.{key}", "is required")
-            check_fits_in_a_process(package, f"{field}.pythonPackageSpec")
-        else:
-            raise SpecError(field, "give containerSpec or pythonPackageSpec")
-
-
-def check_fits_in_a_process(spec: dict[str, Any], field: str) -> None:
-    """A replica is a local process: its command, args and env must fit what exec() takes
-    (one string under MAX_ARG_STRLEN, all of them well under ARG_MAX), or it would fail to
-    start long after the job was accepted."""
-    sizes = dict(exec_string_sizes(spec))
-    for name, size in sizes.items():
-        if size > MAX_ARG_BYTES:
-            raise SpecError(
-                f"{field}.{name}", f"is {size} bytes; a local process takes {MAX_ARG_BYTES}"
-            )
-    if sum(sizes.values()) > MAX_EXEC_BYTES:
-        total = sum(sizes.values())
-        raise SpecError(
-            field, f"command, args and env take {total} bytes; at most {MAX_EXEC_BYTES}"
-        )
-
-
-def exec_string_sizes(spec: dict[str, Any]) -> list[tuple[str, int]]:
-    """(field, bytes exec() needs) for each string of a pool's command, args and env."""
-    env = [f"{item.get('name', '')}={item.get('value', '')}" for item in spec.get("env") or []]
-    groups = {"command": spec.get("command") or [], "args": spec.get("args") or [], "env": env}
-    return [
-        (f"{key}[{i}]", len(str(value).encode()) + 1)
-        for key, values in groups.items()
-        for i, value in enumerate(values)
-    ]
-
-
-def validated(check: Any, *args: Any) -> None:
-    try:
-        check(*args)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 def validate_request(request: VertexRequest, body: dict[str, Any]) -> None:
@@ -110,11 +43,11 @@ def require(body: dict[str, Any], key: str) -> None:
         raise bad_request(f"{key}: is required")
 
 
-class TrainingArea:
-    def __init__(self, backend: VertexBackend) -> None:
+class TrainingArea(Lifecycle):
+    def __init__(self, backend: VertexBackend, executor: Executor) -> None:
         self.backend = backend
         self.store = backend.store
-        self.executor = Executor(backend)
+        self.executor = executor  # shared with training pipelines and batch prediction
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -123,17 +56,14 @@ class TrainingArea:
                 self.backend, collection, states.ACTIVE_STATES, self.executor.finish, states.FAILED
             )
 
-    def close(self) -> None:
-        self.executor.close()
-
     # -- custom jobs ---------------------------------------------------------------------------
     def create_custom_job(self, request: VertexRequest) -> dict[str, Any]:
         body = protos.to_dict(protos.parse(aiplatform_v1.CustomJob, request.body))
-        validated(validate_request, request, body)
+        validate_request(request, body)
         require(body, "jobSpec")
-        validated(validate_custom_job_spec, body["jobSpec"])
-        validated(check_runnable_pools, body["jobSpec"], "jobSpec")
-        validated(self.executor.gpus.check_fits, body["jobSpec"], "jobSpec")
+        validate_custom_job_spec(body["jobSpec"])
+        check_runnable_pools(body["jobSpec"], "jobSpec")
+        self.executor.gpus.check_fits(body["jobSpec"], "jobSpec")
         job = self._insert(models.CUSTOM_JOBS, request.parent, body)
         self.executor.start_custom_job(job)
         return responses.job(job)
@@ -142,14 +72,14 @@ class TrainingArea:
     def create_tuning_job(self, request: VertexRequest) -> dict[str, Any]:
         message = protos.parse(aiplatform_v1.HyperparameterTuningJob, request.body)
         body = protos.to_dict(message)
-        validated(validate_request, request, body)
+        validate_request(request, body)
         for key in ("studySpec", "maxTrialCount", "parallelTrialCount"):
             require(body, key)
         require(body, "trialJobSpec")
-        validated(validate_tuning_job, body)  # the one rule book for study specs
-        validated(validate_custom_job_spec, body["trialJobSpec"])
-        validated(check_runnable_pools, body["trialJobSpec"], "trialJobSpec")
-        validated(self.executor.gpus.check_fits, body["trialJobSpec"], "trialJobSpec")
+        validate_tuning_job(body)  # the one rule book for study specs
+        validate_custom_job_spec(body["trialJobSpec"])
+        check_runnable_pools(body["trialJobSpec"], "trialJobSpec")
+        self.executor.gpus.check_fits(body["trialJobSpec"], "trialJobSpec")
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()
@@ -170,7 +100,7 @@ class TrainingArea:
 
     def list(self, request: VertexRequest) -> dict[str, Any]:
         collection = request.path.rsplit("/", 1)[1]
-        validated(validate_list_query, request.query)
+        validate_list_query(request.query)
         jobs = self.store.list(collection, request.parent)
         return responses.job_list(jobs, request.query, collection)
 
@@ -194,8 +124,8 @@ class TrainingArea:
         return "CustomJob" if "/customJobs/" in name else "HyperparameterTuningJob"
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> TrainingArea:
-    area = TrainingArea(backend)
+def register(router: VertexRouter, backend: VertexBackend, executor: Executor) -> TrainingArea:
+    area = TrainingArea(backend, executor)
     creators = {
         models.CUSTOM_JOBS: area.create_custom_job,
         models.TUNING_JOBS: area.create_tuning_job,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from vertexkit.local.errors import ApiError, not_found
+from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets import sources
-from vertexkit.local.vertex.datasets.routes import find_dataset
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
@@ -24,15 +24,10 @@ from vertexkit.local.vertex.jobs.verbs import (
     register_job_collection,
 )
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
-from vertexkit.local.vertex.registry.routes import RegistryArea
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
-from vertexkit.local.vertex.training.routes import (
-    TrainingArea,
-    check_runnable_pools,
-    validated,
-)
+from vertexkit.local.vertex.training.runnable import check_runnable_pools
 from vertexkit.local.vertex.training_pipelines import models
 from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pipeline
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -48,8 +43,8 @@ INPUTS = "trainingTaskInputs"
 def check_input_data_config(backend: VertexBackend, config: dict[str, Any], location: str) -> None:
     """A managed dataset as the trainer's input: the config well formed, the dataset there,
     and the column a predefined or timestamp split names among its columns."""
-    validated(validate_input_data_config, config)
-    dataset = find_dataset(backend, location, config["datasetId"])
+    validate_input_data_config(config)
+    dataset = backend.store.find(f"{location}/datasets/{config['datasetId']}")
     if dataset is None:
         raise not_found(f"inputDataConfig.datasetId: dataset {config['datasetId']} does not exist.")
     split = config.get("predefinedSplit") or config.get("timestampSplit")
@@ -76,7 +71,7 @@ def parse_task_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
         raise ApiError(400, f"{INPUTS}: {exc.message}") from exc
 
 
-class TrainingPipelinesArea:
+class TrainingPipelinesArea(Lifecycle):
     def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
         self.backend = backend
         self.store = backend.store
@@ -93,7 +88,7 @@ class TrainingPipelinesArea:
 
     # -- create --------------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> dict[str, Any]:
-        validated(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = protos.to_dict(protos.parse(aiplatform_v1.TrainingPipeline, request.body))
         for output_only in models.OUTPUT_ONLY:
             body.pop(output_only, None)
@@ -111,15 +106,15 @@ class TrainingPipelinesArea:
 
     def checked(self, body: dict[str, Any], location: str) -> dict[str, Any]:
         """Every rule, in the order Vertex reports them; returns the task's CustomJobSpec."""
-        validated(validate_training_pipeline, body)
+        validate_training_pipeline(body)
         if body["trainingTaskDefinition"] != CUSTOM_TASK:
             raise not_served_task(body["trainingTaskDefinition"])
         if body.get("inputDataConfig"):
             check_input_data_config(self.backend, body["inputDataConfig"], location)
         job_spec = parse_task_inputs(body[INPUTS])
-        validated(validate_custom_job_spec, job_spec, INPUTS)
-        validated(check_runnable_pools, job_spec, INPUTS)
-        validated(self.executor.gpus.check_fits, job_spec, INPUTS)
+        validate_custom_job_spec(job_spec, INPUTS)
+        check_runnable_pools(job_spec, INPUTS)
+        self.executor.gpus.check_fits(job_spec, INPUTS)
         if body.get("modelToUpload"):
             self.check_model_target(body, job_spec, location)
         return job_spec
@@ -148,7 +143,7 @@ class TrainingPipelinesArea:
         return models.public(self.store.get(request.path, kind="TrainingPipeline"))
 
     def list(self, request: VertexRequest) -> dict[str, Any]:
-        validated(validate_list_query, request.query)
+        validate_list_query(request.query)
         pipelines = self.store.list(models.COLLECTION, request.parent)
         return responses.job_list(pipelines, request.query, models.COLLECTION)
 
@@ -168,8 +163,11 @@ class TrainingPipelinesArea:
 
 
 def register(
-    router: VertexRouter, backend: VertexBackend, training: TrainingArea, registry: RegistryArea
+    router: VertexRouter,
+    backend: VertexBackend,
+    executor: Executor,
+    registered_models: ModelRegistry,
 ) -> TrainingPipelinesArea:
-    area = TrainingPipelinesArea(backend, training.executor, registry.models)
+    area = TrainingPipelinesArea(backend, executor, registered_models)
     register_job_collection(router, f"{LOCATION}/{models.COLLECTION}", area.create, area)
     return area
