@@ -16,7 +16,10 @@ from vertexkit.local.errors import bad_request, not_found
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
+from vertexkit.local.vertex.metadata.lineage import artifact_lineage
+from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
+from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -42,6 +45,8 @@ class MetadataArea:
         self.backend = backend
         self.store = backend.store
         self.nodes = {segment: Resources(backend, kind) for segment, kind in KINDS.items()}
+        self.maintenance = Maintenance(backend)
+        self.schemas = MetadataSchemas(backend)
 
     # -- stores -----------------------------------------------------------------------------------
     def ensure_default_store(self, request: VertexRequest) -> None:
@@ -76,6 +81,22 @@ class MetadataArea:
         return self.backend.operations.run_now(
             name, "CreateMetadataStoreOperationMetadata", "MetadataStore", store
         )
+
+    def delete_store(self, request: VertexRequest) -> Resource:
+        self.ensure_default_store(request)
+        return self.maintenance.delete_store(request)
+
+    def in_store(self, handler: Any) -> Any:
+        """`handler` after the location's default store is made, as Vertex makes it."""
+
+        def handle(request: VertexRequest) -> Resource:
+            self.ensure_default_store(request)
+            return handler(request)
+
+        return handle
+
+    def purge_handler(self, segment: str) -> Any:
+        return self.in_store(lambda request: self.maintenance.purge(segment, request))
 
     # -- nodes ------------------------------------------------------------------------------------
     def node_handler(self, segment: str, verb: str) -> Any:
@@ -149,6 +170,11 @@ class MetadataArea:
             "events": events,
         }
 
+    def artifact_lineage(self, request: VertexRequest) -> Resource:
+        self.ensure_default_store(request)
+        artifact = self.store.get(request.path.rsplit(":", 1)[0], kind="Artifact")
+        return artifact_lineage(self.store, artifact, request.query)
+
     def context_of(self, request: VertexRequest) -> str:
         name = request.path.rsplit(":", 1)[0]
         self.store.get(name, kind="Context")
@@ -175,6 +201,12 @@ def register(router: VertexRouter, backend: VertexBackend) -> MetadataArea:
     router.route("GET", f"{LOCATION}/{STORES}")(area.list_stores)
     router.route("POST", f"{LOCATION}/{STORES}")(area.create_store)
     router.route("GET", STORE)(area.get_store)
+    router.route("DELETE", STORE)(area.delete_store)
+    router.route("POST", f"{STORE}/metadataSchemas")(area.in_store(area.schemas.create))
+    router.route("GET", f"{STORE}/metadataSchemas")(area.in_store(area.schemas.list))
+    router.route("GET", f"{STORE}/metadataSchemas/{{schema}}")(area.in_store(area.schemas.get))
+    for segment in PURGES:
+        router.route("POST", f"{STORE}/{segment}:purge")(area.purge_handler(segment))
     for segment in KINDS:
         collection = f"{STORE}/{segment}"
         node = f"{collection}/{{node}}"
@@ -191,6 +223,9 @@ def register(router: VertexRouter, backend: VertexBackend) -> MetadataArea:
     router.route("POST", f"{context}:addContextChildren")(area.add_children)
     router.route("POST", f"{context}:removeContextChildren")(area.remove_children)
     router.route("GET", f"{context}:queryContextLineageSubgraph")(area.context_lineage)
+    router.route("GET", f"{STORE}/artifacts/{{node}}:queryArtifactLineageSubgraph")(
+        area.artifact_lineage
+    )
     router.route("POST", f"{execution}:addExecutionEvents")(area.add_execution_events)
     router.route("GET", f"{execution}:queryExecutionInputsAndOutputs")(
         area.execution_inputs_and_outputs
