@@ -5,7 +5,8 @@ the verbs that link them (what the SDK's experiment API calls: `aiplatform.init(
 An experiment is a `system.Experiment` context; a run is a `system.ExperimentRun` context whose
 parent is the experiment and whose `metadata` holds `_params` and `_metrics`, as the SDK writes
 them. Which contexts an artifact or execution is in is kept beside it (`_contexts`), so
-`in_context(...)` filters and lineage queries read it.
+`in_context(...)` filters and lineage queries read it. Purges and store deletion are in
+`maintenance`, artifact lineage in `lineage`, metadata schemas in `schemas`.
 """
 
 from __future__ import annotations
