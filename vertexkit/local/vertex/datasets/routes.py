@@ -1,4 +1,5 @@
-"""datasets: create, get, list, patch, delete (the SDK's TabularDataset).
+"""datasets: create, get, list, patch, delete (the SDK's TabularDataset); import and export
+(`transfer`), versions (`versions`), data items, annotations and saved queries (`items`).
 
 A create request is parsed with `aiplatform_v1.Dataset`, checked by `vertexkit.specs.datasets`
 and its source read (the table or the CSV header) before anything is stored; it answers a
@@ -7,13 +8,16 @@ long-running operation, done at once, whose response is the Dataset, as the SDK 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.datasets import sources
+from vertexkit.local.vertex.datasets import sources, transfer
+from vertexkit.local.vertex.datasets.items import DatasetItems
+from vertexkit.local.vertex.datasets.versions import DatasetVersions
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -42,6 +46,7 @@ class DatasetsArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store
+        self.versions = DatasetVersions(backend)
 
     def create(self, request: VertexRequest) -> dict[str, Any]:
         checked(validate_parent, request.params["project"], request.params["location"])
@@ -88,6 +93,7 @@ class DatasetsArea(Lifecycle):
 
     def delete(self, request: VertexRequest) -> dict[str, Any]:
         self.store.get(request.path, kind=KIND)
+        self.versions.delete_all(request.path)
         self.store.delete(request.path)
         operation = self.backend.operations.start(request.path, "DeleteOperationMetadata")
         return self.backend.operations.finish(operation["name"])
@@ -106,4 +112,27 @@ def register(router: VertexRouter, backend: VertexBackend) -> DatasetsArea:
     router.route("GET", dataset)(area.get)
     router.route("PATCH", dataset)(area.patch)
     router.route("DELETE", dataset)(area.delete)
+    router.route("POST", f"{dataset}:import")(partial(transfer.import_data, backend))
+    router.route("POST", f"{dataset}:export")(partial(transfer.export_data, backend))
+    register_versions(router, area.versions, f"{dataset}/datasetVersions")
+    register_items(router, DatasetItems(backend), dataset)
     return area
+
+
+def register_versions(router: VertexRouter, versions: DatasetVersions, collection: str) -> None:
+    version = f"{collection}/{{version}}"
+    router.route("POST", collection)(versions.create)
+    router.route("GET", collection)(versions.list)
+    router.route("GET", version)(versions.get)
+    router.route("PATCH", version)(versions.patch)
+    router.route("DELETE", version)(versions.delete)
+    router.route("GET", f"{version}:restore")(versions.restore)
+
+
+def register_items(router: VertexRouter, items: DatasetItems, dataset: str) -> None:
+    router.route("GET", f"{dataset}/dataItems")(items.list_data_items)
+    router.route("GET", f"{dataset}/dataItems/{{item}}/annotations")(items.list_annotations)
+    router.route("GET", f"{dataset}/annotationSpecs/{{spec}}")(items.get_annotation_spec)
+    router.route("GET", f"{dataset}/savedQueries")(items.list_saved_queries)
+    router.route("DELETE", f"{dataset}/savedQueries/{{query}}")(items.delete_saved_query)
+    router.route("GET", f"{dataset}:searchDataItems")(items.search_data_items)

@@ -5,7 +5,8 @@ the verbs that link them (what the SDK's experiment API calls: `aiplatform.init(
 An experiment is a `system.Experiment` context; a run is a `system.ExperimentRun` context whose
 parent is the experiment and whose `metadata` holds `_params` and `_metrics`, as the SDK writes
 them. Which contexts an artifact or execution is in is kept beside it (`_contexts`), so
-`in_context(...)` filters and lineage queries read it.
+`in_context(...)` filters and lineage queries read it. Purges and store deletion are in
+`maintenance`, artifact lineage in `lineage`, metadata schemas in `schemas`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
+from vertexkit.local.vertex.metadata.lineage import artifact_lineage
+from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
+from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -43,6 +47,8 @@ class MetadataArea(Lifecycle):
         self.backend = backend
         self.store = backend.store
         self.nodes = {segment: Resources(backend, kind) for segment, kind in KINDS.items()}
+        self.maintenance = Maintenance(backend)
+        self.schemas = MetadataSchemas(backend)
 
     # -- stores -----------------------------------------------------------------------------------
     def ensure_default_store(self, request: VertexRequest) -> None:
@@ -77,6 +83,22 @@ class MetadataArea(Lifecycle):
         return self.backend.operations.run_now(
             name, "CreateMetadataStoreOperationMetadata", "MetadataStore", store
         )
+
+    def delete_store(self, request: VertexRequest) -> Resource:
+        self.ensure_default_store(request)
+        return self.maintenance.delete_store(request)
+
+    def in_store(self, handler: Any) -> Any:
+        """`handler` after the location's default store is made, as Vertex makes it."""
+
+        def handle(request: VertexRequest) -> Resource:
+            self.ensure_default_store(request)
+            return handler(request)
+
+        return handle
+
+    def purge_handler(self, segment: str) -> Any:
+        return self.in_store(lambda request: self.maintenance.purge(segment, request))
 
     # -- nodes ------------------------------------------------------------------------------------
     def node_handler(self, segment: str, verb: str) -> Any:
@@ -150,6 +172,11 @@ class MetadataArea(Lifecycle):
             "events": events,
         }
 
+    def artifact_lineage(self, request: VertexRequest) -> Resource:
+        self.ensure_default_store(request)
+        artifact = self.store.get(request.path.rsplit(":", 1)[0], kind="Artifact")
+        return artifact_lineage(self.store, artifact, request.query)
+
     def context_of(self, request: VertexRequest) -> str:
         name = request.path.rsplit(":", 1)[0]
         self.store.get(name, kind="Context")
@@ -176,6 +203,12 @@ def register(router: VertexRouter, backend: VertexBackend) -> MetadataArea:
     router.route("GET", f"{LOCATION}/{STORES}")(area.list_stores)
     router.route("POST", f"{LOCATION}/{STORES}")(area.create_store)
     router.route("GET", STORE)(area.get_store)
+    router.route("DELETE", STORE)(area.delete_store)
+    router.route("POST", f"{STORE}/metadataSchemas")(area.in_store(area.schemas.create))
+    router.route("GET", f"{STORE}/metadataSchemas")(area.in_store(area.schemas.list))
+    router.route("GET", f"{STORE}/metadataSchemas/{{schema}}")(area.in_store(area.schemas.get))
+    for segment in PURGES:
+        router.route("POST", f"{STORE}/{segment}:purge")(area.purge_handler(segment))
     for segment in KINDS:
         collection = f"{STORE}/{segment}"
         node = f"{collection}/{{node}}"
@@ -192,6 +225,9 @@ def register(router: VertexRouter, backend: VertexBackend) -> MetadataArea:
     router.route("POST", f"{context}:addContextChildren")(area.add_children)
     router.route("POST", f"{context}:removeContextChildren")(area.remove_children)
     router.route("GET", f"{context}:queryContextLineageSubgraph")(area.context_lineage)
+    router.route("GET", f"{STORE}/artifacts/{{node}}:queryArtifactLineageSubgraph")(
+        area.artifact_lineage
+    )
     router.route("POST", f"{execution}:addExecutionEvents")(area.add_execution_events)
     router.route("GET", f"{execution}:queryExecutionInputsAndOutputs")(
         area.execution_inputs_and_outputs
