@@ -60,7 +60,13 @@ class VertexService:
             register as register_batch_prediction,
         )
         from vertexkit.local.vertex.datasets.routes import register as register_datasets
+        from vertexkit.local.vertex.deployment_resource_pools.routes import (
+            register as register_deployment_resource_pools,
+        )
         from vertexkit.local.vertex.metadata.routes import register as register_metadata
+        from vertexkit.local.vertex.persistent_resources.routes import (
+            register as register_persistent_resources,
+        )
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
@@ -81,6 +87,8 @@ class VertexService:
             register_metadata(self.router, self.backend),
             register_tensorboards(self.router, self.backend),
             register_batch_prediction(self.router, self.backend, training, registry),
+            register_persistent_resources(self.router, self.backend),
+            register_deployment_resource_pools(self.router, self.backend),
         ]
 
     def _register_operations(self) -> None:
