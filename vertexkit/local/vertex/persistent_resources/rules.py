@@ -28,9 +28,9 @@ RAY_REFUSAL = (
 )
 
 
-def spec_checked(check: Any, *args: Any) -> Any:
+def spec_checked(check: Any, *args: Any, **kwargs: Any) -> Any:
     try:
-        return check(*args)
+        return check(*args, **kwargs)
     except SpecError as exc:
         raise bad_request(str(exc)) from exc
 
