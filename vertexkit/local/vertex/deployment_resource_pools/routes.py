@@ -17,6 +17,8 @@ Source: discovery `GoogleCloudAiplatformV1DeploymentResourcePool`,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from vertexkit.local.errors import bad_request, conflict, failed_precondition
 from vertexkit.local.vertex import protos
@@ -49,9 +51,9 @@ UPDATABLE = {
 }
 
 
-def checked(check: object, *args: object) -> None:
+def checked(check: Callable[..., Any], *args: Any) -> None:
     try:
-        check(*args)  # type: ignore[operator]
+        check(*args)
     except SpecError as exc:
         raise bad_request(str(exc)) from exc
 

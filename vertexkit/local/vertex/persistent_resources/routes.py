@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from vertexkit.local.errors import bad_request, conflict, failed_precondition
+from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.persistent_resources import rules
@@ -69,13 +69,19 @@ class PersistentResourcesArea:
         return self.backend.operations.public(operation)
 
     def settle(self, name: str) -> None:
+        operation: str | None = None
+
         def change(resource: Resource) -> None:
+            nonlocal operation
+            operation = resource.pop("_operation", None)
             now = now_rfc3339()
             resource.update(state=RUNNING, updateTime=now)
             resource.setdefault("startTime", now)  # "for the first time entered RUNNING"
 
-        resource = self.store.mutate(name, change, KIND)
-        operation = resource.pop("_operation", None)
+        try:
+            resource = self.store.mutate(name, change, KIND)
+        except ApiError:  # deleted before it settled: its delete answered already
+            return
         if operation:
             self.backend.operations.finish(operation, public(resource))
 

@@ -118,7 +118,8 @@ def with_pool_ids(pools: list[Resource]) -> list[Resource]:
         if not pool.get("id") and pool_id in taken:
             pool_id = f"{pool_id}-{index}"
         taken.add(pool_id)
-        named.append({**pool, "id": pool_id})
+        pool = {key: value for key, value in pool.items() if key != "usedReplicaCount"}
+        named.append({**pool, "id": pool_id})  # usedReplicaCount is output only: none used here
     return named
 
 
