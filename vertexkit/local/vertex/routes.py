@@ -72,7 +72,13 @@ class VertexService(Lifecycle):
             register as register_batch_prediction,
         )
         from vertexkit.local.vertex.datasets.routes import register as register_datasets
+        from vertexkit.local.vertex.deployment_resource_pools.routes import (
+            register as register_deployment_resource_pools,
+        )
         from vertexkit.local.vertex.metadata.routes import register as register_metadata
+        from vertexkit.local.vertex.persistent_resources.routes import (
+            register as register_persistent_resources,
+        )
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
         from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
@@ -96,6 +102,8 @@ class VertexService(Lifecycle):
             register_metadata(router, backend),
             register_tensorboards(router, backend),
             register_batch_prediction(router, backend, executor, registry.models),
+            register_persistent_resources(router, backend),
+            register_deployment_resource_pools(router, backend),
         ]
 
     def _register_operations(self) -> None:

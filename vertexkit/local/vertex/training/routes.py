@@ -20,6 +20,7 @@ from vertexkit.local.vertex.jobs.verbs import (
     refuse_cancel_when_ended,
     register_job_collection,
 )
+from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
@@ -63,6 +64,7 @@ class TrainingArea(Lifecycle):
         require(body, "jobSpec")
         validate_custom_job_spec(body["jobSpec"])
         check_runnable_pools(body["jobSpec"], "jobSpec")
+        check_job_placement(self.store, request.parent, body, "jobSpec")
         self.executor.gpus.check_fits(body["jobSpec"], "jobSpec")
         job = self._insert(models.CUSTOM_JOBS, request.parent, body)
         self.executor.start_custom_job(job)
@@ -79,6 +81,7 @@ class TrainingArea(Lifecycle):
         validate_tuning_job(body)  # the one rule book for study specs
         validate_custom_job_spec(body["trialJobSpec"])
         check_runnable_pools(body["trialJobSpec"], "trialJobSpec")
+        check_job_placement(self.store, request.parent, body, "trialJobSpec")
         self.executor.gpus.check_fits(body["trialJobSpec"], "trialJobSpec")
         job = self._insert(models.TUNING_JOBS, request.parent, body)
         self.executor.submit(

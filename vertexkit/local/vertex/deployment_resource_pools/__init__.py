@@ -1,0 +1,1 @@
+"""Vertex AI deployment resource pools: machines shared by models deployed to endpoints."""

@@ -1,0 +1,195 @@
+"""deploymentResourcePools: create, get, list, patch, delete, queryDeployedModels.
+
+A deployment resource pool is a `DedicatedResources` (a machine, a replica range) that models
+deployed to endpoints share by naming it in `deployedModel.sharedResources`. Locally a model
+server is a process whatever its resources say, so the pool runs nothing itself: it is stored,
+its machine checked like a deployed model's, and read back by the deployments naming it
+(queryDeployedModels; delete refuses a pool still in use with FAILED_PRECONDITION, as Vertex).
+
+Every field is honoured or refused: `dedicatedResources` is checked by `vertexkit.specs` (the
+machine for serving, the replica range); `serviceAccount`, `disableContainerLogging` and
+`encryptionSpec` are stored and answered back (no container is started on the pool's behalf,
+so there is nothing for them to change locally).
+Source: discovery `GoogleCloudAiplatformV1DeploymentResourcePool`,
+`...CreateDeploymentResourcePoolRequest`, `...QueryDeployedModelsResponse`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from vertexkit.local.errors import bad_request, conflict, failed_precondition
+from vertexkit.local.lifecycle import Lifecycle
+from vertexkit.local.vertex import protos
+from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.runtime.gapic import aiplatform_v1
+from vertexkit.specs import SpecError, validate_dedicated_resources
+from vertexkit.specs.requests import validate_list_query, validate_parent
+
+LOCATION = "projects/{project}/locations/{location}"
+COLLECTION = "deploymentResourcePools"
+POOL = f"{LOCATION}/{COLLECTION}/{{pool}}"
+KIND = "DeploymentResourcePool"
+FIELD = "deploymentResourcePool"
+# deploymentResourcePoolId (discovery: "valid characters are /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/").
+POOL_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
+OUTPUT_ONLY = ("name", "createTime", "satisfiesPzs", "satisfiesPzi")
+# updateMask paths: those the REST reference lists as updatable for a deployed model's
+# resources (endpoints.mutateDeployedModel: min/max_replica_count, autoscaling_metric_specs,
+# disable_container_logging); the machine itself is "Required. Immutable." (discovery).
+UPDATABLE = {
+    "dedicated_resources.min_replica_count": ("dedicatedResources", "minReplicaCount"),
+    "dedicated_resources.max_replica_count": ("dedicatedResources", "maxReplicaCount"),
+    "dedicated_resources.autoscaling_metric_specs": (
+        "dedicatedResources",
+        "autoscalingMetricSpecs",
+    ),
+    "disable_container_logging": ("disableContainerLogging", None),
+}
+
+
+def checked(check: Callable[..., Any], *args: Any) -> None:
+    try:
+        check(*args)
+    except SpecError as exc:
+        raise bad_request(str(exc)) from exc
+
+
+def validate_pool(pool: Resource) -> None:
+    resources = pool.get("dedicatedResources")
+    if not resources:
+        raise bad_request(f"{FIELD}.dedicatedResources: is required")
+    if not (resources.get("machineSpec") or {}).get("machineType"):
+        raise bad_request(f"{FIELD}.dedicatedResources.machineSpec.machineType: is required")
+    checked(validate_dedicated_resources, resources, f"{FIELD}.dedicatedResources")
+
+
+def parsed_pool(body: Resource) -> Resource:
+    pool = protos.to_dict(protos.parse(aiplatform_v1.DeploymentResourcePool, body))
+    for field in OUTPUT_ONLY:
+        pool.pop(field, None)
+    return pool
+
+
+def mask_paths(mask: str) -> list[str]:
+    """updateMask paths in snake_case (camelCase accepted, as the REST surface sends it)."""
+    paths = [re.sub(r"(?<!^)(?=[A-Z])", "_", p.strip()).lower() for p in mask.split(",")]
+    paths = [path for path in paths if path]
+    if not paths:
+        raise bad_request(f"updateMask: is required; allowed: {', '.join(UPDATABLE)}")
+    for path in paths:
+        if path not in UPDATABLE:
+            raise bad_request(
+                f"updateMask: {path!r} cannot be updated; allowed: {', '.join(UPDATABLE)}"
+            )
+    return paths
+
+
+def apply_path(pool: Resource, patch: Resource, path: str) -> None:
+    """One masked field takes the patch's value, or is cleared when the patch leaves it out."""
+    top, inner = UPDATABLE[path]
+    source, target = patch, pool
+    if inner is not None:
+        source, target = patch.get(top) or {}, pool.setdefault(top, {})
+        top = inner
+    if top in source:
+        target[top] = source[top]
+    else:
+        target.pop(top, None)
+
+
+class DeploymentResourcePoolsArea(Lifecycle):
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.store = backend.store
+
+    def create(self, request: VertexRequest) -> Resource:
+        checked(validate_parent, request.params["project"], request.params["location"])
+        message = protos.parse(aiplatform_v1.CreateDeploymentResourcePoolRequest, request.body)
+        pool_id = message.deployment_resource_pool_id
+        if not POOL_ID.match(pool_id or ""):
+            raise bad_request(
+                f"deploymentResourcePoolId: {pool_id!r} is invalid; it is required, up to 63 "
+                "characters matching ^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"
+            )
+        pool = parsed_pool(protos.to_dict(message.deployment_resource_pool))
+        validate_pool(pool)
+        name = f"{request.parent}/{COLLECTION}/{pool_id}"
+        if self.store.find(name) is not None:
+            raise conflict(f"DeploymentResourcePool {name} already exists.")
+        pool.update(name=name, createTime=now_rfc3339())
+        self.store.insert(COLLECTION, name, pool)
+        return self.backend.operations.run_now(
+            name, "CreateDeploymentResourcePoolOperationMetadata", KIND, pool
+        )
+
+    def get(self, request: VertexRequest) -> Resource:
+        return self.store.get(request.path, kind=KIND)
+
+    def list(self, request: VertexRequest) -> Resource:
+        checked(validate_list_query, request.query)
+        return page(self.store.list(COLLECTION, request.parent), request.query, COLLECTION)
+
+    def patch(self, request: VertexRequest) -> Resource:
+        paths = mask_paths(request.query.get("updateMask", ""))
+        pool = self.store.get(request.path, kind=KIND)
+        patch = parsed_pool(request.body)
+        for path in paths:
+            apply_path(pool, patch, path)
+        validate_pool(pool)
+        self.store.put(request.path, pool)
+        return self.backend.operations.run_now(
+            request.path, "UpdateDeploymentResourcePoolOperationMetadata", KIND, pool
+        )
+
+    def delete(self, request: VertexRequest) -> Resource:
+        self.store.get(request.path, kind=KIND)
+        in_use = self.deployments(request.path)
+        if in_use:
+            refs = [f"{endpoint}/deployedModels/{model['id']}" for endpoint, model in in_use]
+            raise failed_precondition(
+                f"DeploymentResourcePool {request.path} is still used by deployed models {refs}; "
+                "undeploy them first."
+            )
+        self.store.delete(request.path)
+        return self.backend.operations.run_now(request.path, "DeleteOperationMetadata", "", {})
+
+    def query_deployed_models(self, request: VertexRequest) -> Resource:
+        checked(validate_list_query, request.query)
+        name = request.path.rsplit(":", 1)[0]
+        self.store.get(name, kind=KIND)
+        found = self.deployments(name)
+        refs = [{"endpoint": endpoint, "deployedModelId": model["id"]} for endpoint, model in found]
+        response = page(refs, request.query, "deployedModelRefs")
+        shown = response.get("deployedModelRefs", [])
+        start = int(request.query.get("pageToken") or 0)
+        if shown:  # the deprecated full models, for the same page
+            response["deployedModels"] = [model for _, model in found[start : start + len(shown)]]
+        response["totalDeployedModelCount"] = len(found)
+        response["totalEndpointCount"] = len({endpoint for endpoint, _ in found})
+        return response
+
+    def deployments(self, pool: str) -> list[tuple[str, Resource]]:
+        """(endpoint name, deployed model) of every model deployed with `sharedResources` = pool."""
+        location = pool.split(f"/{COLLECTION}/", 1)[0]
+        return [
+            (endpoint["name"], model)
+            for endpoint in self.store.list("endpoints", location)
+            for model in endpoint.get("deployedModels") or []
+            if model.get("sharedResources") == pool
+        ]
+
+
+def register(router: VertexRouter, backend: VertexBackend) -> DeploymentResourcePoolsArea:
+    area = DeploymentResourcePoolsArea(backend)
+    router.route("POST", f"{LOCATION}/{COLLECTION}")(area.create)
+    router.route("GET", f"{LOCATION}/{COLLECTION}")(area.list)
+    router.route("GET", POOL)(area.get)
+    router.route("PATCH", POOL)(area.patch)
+    router.route("DELETE", POOL)(area.delete)
+    router.route("GET", f"{POOL}:queryDeployedModels")(area.query_deployed_models)
+    return area
