@@ -63,6 +63,7 @@ class VertexService:
         from vertexkit.local.vertex.metadata.routes import register as register_metadata
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
+        from vertexkit.local.vertex.studies.routes import register as register_studies
         from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
         from vertexkit.local.vertex.training.routes import register as register_training
         from vertexkit.local.vertex.training_pipelines.routes import (
@@ -81,6 +82,7 @@ class VertexService:
             register_metadata(self.router, self.backend),
             register_tensorboards(self.router, self.backend),
             register_batch_prediction(self.router, self.backend, training, registry),
+            register_studies(self.router, self.backend),
         ]
 
     def _register_operations(self) -> None:
