@@ -74,7 +74,8 @@ def test_suggest_complete_loop_and_optimal_trial(
         )
         assert done.state == aiplatform_v1.Trial.State.SUCCEEDED and done.end_time
         values[trial.name] = -((x - 1) ** 2)
-    assert len(set(values)) == 8  # a completed trial gives way to a new one (SuggestTrialsRequest)
+    assert len(set(values.values())) == 8  # eight different points of the range
+    assert len(values) == 8  # a completed trial gives way to a new one (SuggestTrialsRequest)
     optimal = vizier.list_optimal_trials(request={"parent": study.name}).optimal_trials
     # ListOptimalTrialsResponse: "the optimal trial for single objective Study".
     assert [t.name for t in optimal] == [max(values, key=values.get)]
@@ -169,6 +170,7 @@ def test_median_rule_stops_a_trial_below_the_completed_ones(
     for trial, value in ((good, 2.5), (bad, 0.5)):
         vizier.add_trial_measurement(request={"trial_name": trial.name,
                                               "measurement": measurement(value, 1)})  # fmt: skip
+
     # MedianAutomatedStoppingSpec: stop when the best value is strictly below the median (2.0).
     def should_stop(trial: aiplatform_v1.Trial) -> bool:
         operation = vizier.check_trial_early_stopping_state(request={"trial_name": trial.name})
@@ -194,8 +196,9 @@ def test_grid_search_runs_out_and_the_study_completes(
     # Study.State.COMPLETED: "the service exhausts the parameter search space".
     assert response.study_state == aiplatform_v1.Study.State.COMPLETED
     with pytest.raises(exceptions.BadRequest, match="contexts"):
+        contexts = [{"description": "weekday"}]
         vizier.suggest_trials(request={"parent": study.name, "suggestion_count": 1,
-                                       "client_id": "x", "contexts": [{"description": "d"}]})  # fmt: skip
+                                       "client_id": "x", "contexts": contexts})  # fmt: skip
 
 
 def test_a_user_trial_is_checked_against_the_spec(

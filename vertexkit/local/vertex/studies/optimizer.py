@@ -34,7 +34,9 @@ def suggest_values(spec: Param, trials: list[Param], seed: int, count: int) -> l
     runs out."""
     if spec.get("algorithm") == "GRID_SEARCH":
         return untried_grid_points(spec, trials, seed)[:count]
-    study = rebuild(spec, trials, seed)
+    # Replayed trials draw nothing from the sampler's generator, so a sampler seeded alike on
+    # every request would repeat its first draw: the seed moves on with the trial count.
+    study = rebuild(spec, trials, (seed + len(trials)) % 2**32)
     return [ask(study, spec) for _ in range(count)]
 
 

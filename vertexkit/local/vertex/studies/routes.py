@@ -44,6 +44,10 @@ STUDIES, TRIALS = "studies", "studyTrials"  # the store's collections
 STUDY_OUTPUT_ONLY = ("name", "state", "createTime", "inactiveReason")
 TRIAL_INPUTS = {"parameters", "measurements", "finalMeasurement"}
 PENDING = ("REQUESTED", "ACTIVE", "STOPPING")
+# The operations' (metadata, response) types; "Metatdata" is Google's spelling.
+SUGGEST_TYPES = ("SuggestTrialsMetadata", "SuggestTrialsResponse")
+EARLY_STOPPING_TYPES = ("CheckTrialEarlyStoppingStateMetatdata",
+                        "CheckTrialEarlyStoppingStateResponse")  # fmt: skip
 
 
 def checked(check: Callable[..., Any], *args: Any) -> Any:
@@ -160,8 +164,9 @@ class StudiesArea:
             chosen = self.suggestions(study, trials, body["clientId"], body["suggestionCount"])
             state = self.update_study_state(study)
         response = {"trials": chosen, "studyState": state, "startTime": started}
-        return self.done_operation(study["name"], "SuggestTrials", {"clientId": body["clientId"]},
-                                   {**response, "endTime": now_rfc3339()})  # fmt: skip
+        metadata = {"clientId": body["clientId"]}
+        response["endTime"] = now_rfc3339()
+        return self.done_operation(study["name"], SUGGEST_TYPES, metadata, response)
 
     def suggestions(
         self, study: Resource, trials: list[Resource], client: str, count: int
@@ -206,13 +211,11 @@ class StudiesArea:
         return study["state"]
 
     def done_operation(
-        self, parent: str, kind: str, metadata: Resource, response: Resource
+        self, parent: str, types: tuple[str, str], metadata: Resource, response: Resource
     ) -> Resource:
+        """A finished operation whose metadata carries `metadata` beside genericMetadata."""
         operations = self.backend.operations
-        metadata_type = "CheckTrialEarlyStoppingStateMetatdata" if kind.startswith("Check") else (
-            f"{kind}Metadata"
-        )  # Google's spelling of the early-stopping metadata type
-        operation = operations.start(parent, metadata_type, f"{kind}Response")
+        operation = operations.start(parent, *types)
         self.store.mutate(operation["name"], lambda op: op["metadata"].update(metadata))
         return operations.finish(operation["name"], response)
 
@@ -263,7 +266,7 @@ class StudiesArea:
             self.change_pending(name, lambda t: t.update(state="STOPPING"))
         metadata = {"study": study["name"], "trial": name}
         response = {"shouldStop": True} if stop else {}  # proto3 JSON omits a false bool
-        return self.done_operation(name, "CheckTrialEarlyStoppingState", metadata, response)
+        return self.done_operation(name, EARLY_STOPPING_TYPES, metadata, response)
 
     def median_stops(self, study: Resource, trial: Resource) -> bool:
         spec = study_spec(study)
