@@ -6,11 +6,14 @@ proto docs: the source is named beside each check.
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1
 
 from vertexkit.context import CloudContext
+from vertexkit.local import LocalCloud
 
 Spec = aiplatform_v1.StudySpec
 LOW, HIGH = -5.0, 5.0
@@ -214,3 +217,67 @@ def test_a_user_trial_is_checked_against_the_spec(
     assert created.state == aiplatform_v1.Trial.State.SUCCEEDED
     optimal = vizier.list_optimal_trials(request={"parent": study.name}).optimal_trials
     assert [t.name for t in optimal] == [created.name]
+
+
+def test_optimal_trials_of_two_metrics_are_the_pareto_set(
+    vizier: aiplatform_v1.VizierServiceClient, cloud_context: CloudContext
+) -> None:
+    goal = Spec.MetricSpec.GoalType
+    spec = quadratic_spec()
+    spec.metrics = [Spec.MetricSpec(metric_id="y", goal=goal.MAXIMIZE),
+                    Spec.MetricSpec(metric_id="cost", goal=goal.MINIMIZE)]  # fmt: skip
+    study = new_study(vizier, cloud_context.parent, "pareto", spec)
+    names = {}
+    for label, y, cost in (("best-y", 3.0, 3.0), ("cheapest", 1.0, 1.0), ("dominated", 0.5, 2.0)):
+        metrics = [{"metric_id": "y", "value": y}, {"metric_id": "cost", "value": cost}]
+        trial = aiplatform_v1.Trial(parameters=[{"parameter_id": "x", "value": 0.0}],
+                                    final_measurement={"metrics": metrics})  # fmt: skip
+        names[vizier.create_trial(parent=study.name, trial=trial).name] = label
+    optimal = vizier.list_optimal_trials(request={"parent": study.name}).optimal_trials
+    # ListOptimalTrialsResponse: "the pareto-optimal Trials for multiple objective Study";
+    # "dominated" is worse than "cheapest" on both metrics.
+    assert sorted(names[t.name] for t in optimal) == ["best-y", "cheapest"]
+
+
+def test_a_requested_trial_is_suggested_before_new_ones(
+    vizier: aiplatform_v1.VizierServiceClient, cloud_context: CloudContext
+) -> None:
+    study = new_study(vizier, cloud_context.parent, "requested")
+    wanted = aiplatform_v1.Trial(parameters=[{"parameter_id": "x", "value": 2.0}])
+    asked = vizier.create_trial(parent=study.name, trial=wanted)
+    # Trial.State.REQUESTED: "requested, but it has not yet been suggested by the service".
+    assert asked.state == aiplatform_v1.Trial.State.REQUESTED
+    (given,) = suggest(vizier, study.name, "worker").trials
+    assert given.name == asked.name and given.state == aiplatform_v1.Trial.State.ACTIVE
+
+
+def test_stopping_rules_not_run_locally_are_refused(
+    vizier: aiplatform_v1.VizierServiceClient, cloud_context: CloudContext
+) -> None:
+    decay = Spec.DecayCurveAutomatedStoppingSpec(use_elapsed_duration=False)
+    with pytest.raises(exceptions.BadRequest, match="decayCurveStoppingSpec"):
+        new_study(vizier, cloud_context.parent, "decay",
+                  quadratic_spec(decay_curve_stopping_spec=decay))  # fmt: skip
+
+
+def test_a_restarted_local_cloud_keeps_the_study_and_goes_on_suggesting(
+    tmp_path: pathlib.Path,
+) -> None:
+    home = tmp_path / "home"
+    cloud = LocalCloud(home=home).start()
+    try:
+        vizier = cloud.context()._gapic(aiplatform_v1.VizierServiceClient)
+        study = new_study(vizier, cloud.context().parent, "restart")
+        first = suggest(vizier, study.name).trials[0]
+        vizier.complete_trial(request={"name": first.name, "final_measurement": measurement(1)})
+    finally:
+        cloud.stop()
+    cloud = LocalCloud(home=home).start()
+    try:
+        vizier = cloud.context()._gapic(aiplatform_v1.VizierServiceClient)
+        assert vizier.get_trial(name=first.name).state == aiplatform_v1.Trial.State.SUCCEEDED
+        second = suggest(vizier, study.name).trials[0]
+        assert second.name.endswith("/trials/2")  # trial IDs go on counting in the study
+        assert second.parameters[0].value != first.parameters[0].value
+    finally:
+        cloud.stop()
