@@ -281,3 +281,16 @@ def test_a_restarted_local_cloud_keeps_the_study_and_goes_on_suggesting(
         assert second.parameters[0].value != first.parameters[0].value
     finally:
         cloud.stop()
+
+
+def test_max_num_trials_ends_the_study(
+    vizier: aiplatform_v1.VizierServiceClient, cloud_context: CloudContext
+) -> None:
+    stopping = Spec.StudyStoppingConfig(max_num_trials=2)
+    study = new_study(vizier, cloud_context.parent, "budget",
+                      quadratic_spec(study_stopping_config=stopping))  # fmt: skip
+    response = suggest(vizier, study.name, count=3)
+    # StudyStoppingConfig.max_num_trials: "If there are more than this many trials, stop the
+    # study"; Study.State.COMPLETED: "max_trial_count is reached".
+    assert len(response.trials) == 2
+    assert response.study_state == aiplatform_v1.Study.State.COMPLETED

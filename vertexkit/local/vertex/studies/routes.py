@@ -44,6 +44,7 @@ STUDIES, TRIALS = "studies", "studyTrials"  # the store's collections
 STUDY_OUTPUT_ONLY = ("name", "state", "createTime", "inactiveReason")
 TRIAL_INPUTS = {"parameters", "measurements", "finalMeasurement"}
 PENDING = ("REQUESTED", "ACTIVE", "STOPPING")
+UNLIMITED = 2**31  # trials a study without maxNumTrials may still get
 # The operations' (metadata, response) types; "Metatdata" is Google's spelling.
 SUGGEST_TYPES = ("SuggestTrialsMetadata", "SuggestTrialsResponse")
 EARLY_STOPPING_TYPES = ("CheckTrialEarlyStoppingStateMetatdata",
@@ -194,8 +195,9 @@ class StudiesArea:
         return self.insert_trial(study, body, final=False)
 
     def trials_left(self, study: Resource, trials: list[Resource]) -> int:
+        """What studyStoppingConfig.maxNumTrials leaves; without it, no limit."""
         budget = (study["studySpec"].get("studyStoppingConfig") or {}).get("maxNumTrials")
-        return int(budget) - len(trials) if budget else len(trials) + 1_000_000
+        return int(budget) - len(trials) if budget else UNLIMITED
 
     def update_study_state(self, study: Resource) -> str:
         """COMPLETED once the budget is spent or the grid has no untried point left."""
