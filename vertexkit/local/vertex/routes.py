@@ -81,6 +81,7 @@ class VertexService(Lifecycle):
         )
         from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
         from vertexkit.local.vertex.registry.routes import register as register_registry
+        from vertexkit.local.vertex.studies.routes import register as register_studies
         from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
         from vertexkit.local.vertex.training.execution import Executor
         from vertexkit.local.vertex.training.routes import register as register_training
@@ -104,6 +105,7 @@ class VertexService(Lifecycle):
             register_batch_prediction(router, backend, executor, registry.models),
             register_persistent_resources(router, backend),
             register_deployment_resource_pools(router, backend),
+            register_studies(router, backend),
         ]
 
     def _register_operations(self) -> None:

@@ -1,0 +1,1 @@
+"""Vertex AI Vizier: studies and their trials, suggested by the local tuning jobs' optimiser."""
