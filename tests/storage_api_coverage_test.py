@@ -55,8 +55,9 @@ def team(client: storage.Client, name: str) -> str:
 def test_bucket_acl_defaults_grant_and_revoke(bucket: storage.Bucket) -> None:
     bucket.acl.reload()
     # A new bucket's ACL is projectPrivate (REST reference, buckets.insert predefinedAcl).
-    assert set(bucket.acl.get_entities()) >= {bucket.acl.entity_from_dict(
-        {"entity": team(bucket.client, "owners"), "role": "OWNER"})}
+    assert set(bucket.acl.get_entities()) >= {
+        bucket.acl.entity_from_dict({"entity": team(bucket.client, "owners"), "role": "OWNER"})
+    }
     bucket.acl.user("alice@example.com").grant_write()
     bucket.acl.save()
     again = bucket.client.bucket(bucket.name)
@@ -66,7 +67,10 @@ def test_bucket_acl_defaults_grant_and_revoke(bucket: storage.Bucket) -> None:
     # BucketAccessControl (discovery document): kind, entity, role, email, bucket.
     assert entry["kind"] == "storage#bucketAccessControl"
     assert (entry["email"], entry["role"], entry["bucket"]) == (
-        "alice@example.com", "WRITER", bucket.name)
+        "alice@example.com",
+        "WRITER",
+        bucket.name,
+    )
     call(bucket.client, "DELETE", f"/b/{bucket.name}/acl/user-alice@example.com")
     with pytest.raises(exceptions.NotFound):
         call(bucket.client, "GET", f"/b/{bucket.name}/acl/user-alice@example.com")
@@ -78,21 +82,32 @@ def test_acl_roles_and_entities_are_validated(bucket: storage.Bucket) -> None:
     with pytest.raises(exceptions.BadRequest, match="role"):
         call(client, "POST", f"/b/{bucket.name}/acl", data={"entity": "allUsers", "role": "ADMIN"})
     with pytest.raises(exceptions.BadRequest, match="role"):
-        call(client, "POST", f"/b/{bucket.name}/defaultObjectAcl",
-             data={"entity": "allUsers", "role": "WRITER"})
+        call(
+            client,
+            "POST",
+            f"/b/{bucket.name}/defaultObjectAcl",
+            data={"entity": "allUsers", "role": "WRITER"},
+        )
     with pytest.raises(exceptions.BadRequest, match="entity"):
         call(client, "POST", f"/b/{bucket.name}/acl", data={"entity": "nobody", "role": "READER"})
-    made = call(client, "POST", f"/b/{bucket.name}/acl",
-                data={"entity": "domain-example.com", "role": "READER"})
+    made = call(
+        client,
+        "POST",
+        f"/b/{bucket.name}/acl",
+        data={"entity": "domain-example.com", "role": "READER"},
+    )
     assert made["domain"] == "example.com"  # BucketAccessControl.domain
-    patched = call(client, "PATCH", f"/b/{bucket.name}/acl/domain-example.com",
-                   data={"role": "OWNER"})
+    patched = call(
+        client, "PATCH", f"/b/{bucket.name}/acl/domain-example.com", data={"role": "OWNER"}
+    )
     assert patched["role"] == "OWNER"
     listed = call(client, "GET", f"/b/{bucket.name}/acl")
     assert listed["kind"] == "storage#bucketAccessControls"
     viewers = [e for e in listed["items"] if e["entity"] == team(client, "viewers")]
     assert viewers[0]["projectTeam"] == {  # BucketAccessControl.projectTeam
-        "projectNumber": project_number(client.project), "team": "viewers"}
+        "projectNumber": project_number(client.project),
+        "team": "viewers",
+    }
 
 
 def test_default_object_acl_seeds_new_objects(bucket: storage.Bucket) -> None:
@@ -109,14 +124,32 @@ def test_default_object_acl_seeds_new_objects(bucket: storage.Bucket) -> None:
     fresh = bucket.blob("seeded.txt")
     fresh.acl.reload()
     assert not fresh.acl.all().get_roles()
-    entry = call(bucket.client, "POST", f"/b/{bucket.name}/o/seeded.txt/acl",
-                 data={"entity": "user-bob@example.com", "role": "READER"})
+    entry = call(
+        bucket.client,
+        "POST",
+        f"/b/{bucket.name}/o/seeded.txt/acl",
+        data={"entity": "user-bob@example.com", "role": "READER"},
+    )
     # ObjectAccessControl (discovery document): object, generation, kind.
     assert entry["kind"] == "storage#objectAccessControl"
     assert (entry["object"], entry["generation"]) == ("seeded.txt", str(blob.generation))
     with pytest.raises(exceptions.BadRequest, match="role"):
-        call(bucket.client, "PUT", f"/b/{bucket.name}/o/seeded.txt/acl/user-bob@example.com",
-             data={"role": "WRITER"})
+        call(
+            bucket.client,
+            "PUT",
+            f"/b/{bucket.name}/o/seeded.txt/acl/user-bob@example.com",
+            data={"role": "WRITER"},
+        )
+
+
+def test_uploads_honour_predefined_acl(bucket: storage.Bucket) -> None:
+    small, large = bucket.blob("small.txt"), bucket.blob("large.bin", chunk_size=256 * 1024)
+    small.upload_from_string(b"x", predefined_acl="publicRead")  # multipart
+    large.upload_from_string(b"y" * 300 * 1024, predefined_acl="publicRead")  # resumable
+    for blob in (small, large):
+        blob.acl.reload()
+        # publicRead: "Object owner gets OWNER access, and allUsers get READER access."
+        assert blob.acl.all().get_roles() == {"READER"}
 
 
 def test_uniform_bucket_level_access_refuses_acl_calls(bucket: storage.Bucket) -> None:
@@ -129,12 +162,19 @@ def test_uniform_bucket_level_access_refuses_acl_calls(bucket: storage.Bucket) -
         bucket.acl.reload()
     with pytest.raises(exceptions.BadRequest, match="Cannot get legacy ACL for an object"):
         blob.acl.reload()
+    # googleapis/nodejs-storage#1230: an upload asking for an ACL on such a bucket.
+    with pytest.raises(exceptions.BadRequest, match="Cannot insert legacy ACL for an object"):
+        bucket.blob("v.txt").upload_from_string(b"x", predefined_acl="publicRead")
 
 
 # -- notifications -------------------------------------------------------------------------------
 def test_notification_configs_are_recorded(bucket: storage.Bucket) -> None:
-    made = bucket.notification(topic_name="uploads", topic_project="other-project",
-                               event_types=["OBJECT_FINALIZE"], payload_format="JSON_API_V1")
+    made = bucket.notification(
+        topic_name="uploads",
+        topic_project="other-project",
+        event_types=["OBJECT_FINALIZE"],
+        payload_format="JSON_API_V1",
+    )
     made.create()
     # Notification (discovery document): id, topic in the //pubsub.googleapis.com form.
     assert made.notification_id
@@ -156,7 +196,8 @@ def test_hmac_key_lifecycle(client: storage.Client) -> None:
     assert len(secret) == 40 and metadata.state == "ACTIVE"
     assert metadata.access_id.startswith("GOOG1E")
     assert [k.access_id for k in client.list_hmac_keys(service_account_email=email)] == [
-        metadata.access_id]
+        metadata.access_id
+    ]
     with pytest.raises(exceptions.BadRequest):  # an ACTIVE key cannot be deleted
         metadata.delete()
     metadata.state = "INACTIVE"
@@ -172,7 +213,8 @@ def test_service_agent_email(client: storage.Client) -> None:
     # REST reference, projects.serviceAccount: service-PROJECT_NUMBER@gs-project-accounts...
     number = project_number(client.project)
     assert client.get_service_account_email() == (
-        f"service-{number}@gs-project-accounts.iam.gserviceaccount.com")
+        f"service-{number}@gs-project-accounts.iam.gserviceaccount.com"
+    )
 
 
 # -- bucket methods ------------------------------------------------------------------------------
@@ -182,10 +224,29 @@ def test_lock_retention_policy(bucket: storage.Bucket) -> None:
     with pytest.raises(exceptions.BadRequest, match="ifMetagenerationMatch"):
         call(bucket.client, "POST", f"/b/{bucket.name}/lockRetentionPolicy")
     with pytest.raises(exceptions.PreconditionFailed):
-        call(bucket.client, "POST", f"/b/{bucket.name}/lockRetentionPolicy",
-             query_params={"ifMetagenerationMatch": "1"})
+        call(
+            bucket.client,
+            "POST",
+            f"/b/{bucket.name}/lockRetentionPolicy",
+            query_params={"ifMetagenerationMatch": "1"},
+        )
     bucket.lock_retention_policy()
     assert bucket.retention_policy_locked is True  # Bucket.retentionPolicy.isLocked
+    # A locked policy's period can grow, never shrink (REST reference, Bucket Lock docs).
+    bucket.retention_period = 30
+    with pytest.raises(exceptions.Forbidden):
+        bucket.patch()
+    bucket.retention_period = 120
+    bucket.patch()
+    assert bucket.retention_policy_locked is True and bucket.retention_period == 120
+
+
+def test_hierarchical_namespace_needs_uniform_access(client: storage.Client) -> None:
+    # "Access control: choose Uniform" (Create and manage buckets with hierarchical namespace).
+    made = client.bucket(f"hns-{uuid.uuid4().hex[:12]}")
+    made.hierarchical_namespace_enabled = True
+    with pytest.raises(exceptions.BadRequest, match="uniformBucketLevelAccess"):
+        made.create()
 
 
 def test_storage_layout_and_restore(bucket: storage.Bucket, hns_bucket: storage.Bucket) -> None:
@@ -195,8 +256,7 @@ def test_storage_layout_and_restore(bucket: storage.Bucket, hns_bucket: storage.
     assert layout["hierarchicalNamespace"] == {"enabled": True}
     assert layout["location"] == bucket.client.get_bucket(hns_bucket.name).location
     with pytest.raises(exceptions.MethodNotImplemented, match="soft-deleted"):
-        call(bucket.client, "POST", f"/b/{bucket.name}/restore",
-             query_params={"generation": "1"})
+        call(bucket.client, "POST", f"/b/{bucket.name}/restore", query_params={"generation": "1"})
 
 
 # -- folders of hierarchical-namespace buckets and their operations -------------------------------
@@ -206,8 +266,9 @@ def test_folders_and_rename_operation(hns_bucket: storage.Bucket) -> None:
     assert (made["kind"], made["name"], made["metageneration"]) == ("storage#folder", "runs/", "1")
     with pytest.raises(exceptions.NotFound):  # a missing parent needs recursive=true
         call(client, "POST", f"{base}/folders", data={"name": "a/b/"})
-    call(client, "POST", f"{base}/folders", data={"name": "a/b/"},
-         query_params={"recursive": "true"})
+    call(
+        client, "POST", f"{base}/folders", data={"name": "a/b/"}, query_params={"recursive": "true"}
+    )
     hns_bucket.blob("runs/1/model.pkl").upload_from_string(b"weights")
     names = [f["name"] for f in call(client, "GET", f"{base}/folders")["items"]]
     assert names == ["a/", "a/b/", "runs/", "runs/1/"]  # runs/1/ implied by the object
@@ -243,11 +304,16 @@ def test_managed_folders(bucket: storage.Bucket) -> None:
     call(client, "PUT", f"{base}/team%2F/iam", data=policy)
     got = call(client, "GET", f"{base}/team%2F/iam")
     assert got["kind"] == "storage#policy" and got["bindings"] == policy["bindings"]
-    tested = call(client, "GET", f"{base}/team%2F/iam/testPermissions",
-                  query_params={"permissions": ["storage.objects.get"]})
+    tested = call(
+        client,
+        "GET",
+        f"{base}/team%2F/iam/testPermissions",
+        query_params={"permissions": ["storage.objects.get"]},
+    )
     assert tested["permissions"] == ["storage.objects.get"]
-    updated = call(client, "PATCH", f"{base}/team%2F", data={},
-                   query_params={"ifMetagenerationMatch": "1"})
+    updated = call(
+        client, "PATCH", f"{base}/team%2F", data={}, query_params={"ifMetagenerationMatch": "1"}
+    )
     assert updated["metageneration"] == "2"
     with pytest.raises(exceptions.BadRequest, match="rapidCacheConfig"):
         call(client, "PATCH", f"{base}/team%2F", data={"rapidCacheConfig": {}})

@@ -74,3 +74,52 @@ def storage_layout(bucket: dict[str, Any], base: str) -> dict[str, Any]:
         if field in resource:
             layout[field] = resource[field]
     return layout
+
+
+def checked_new_bucket(resource: dict[str, Any]) -> dict[str, Any]:
+    """A bucket insert body: hierarchical namespace needs uniform bucket-level access (Create
+    and manage buckets with hierarchical namespace enabled: "Access control: choose Uniform"),
+    and a retention policy is never created locked (isLocked is set by lockRetentionPolicy)."""
+    if _hns(resource) and not _ubla(resource):
+        raise bad_request(
+            "hierarchicalNamespace.enabled: a bucket with hierarchical namespace needs "
+            "iamConfiguration.uniformBucketLevelAccess.enabled as well."
+        )
+    policy = resource.get("retentionPolicy")
+    if isinstance(policy, dict):
+        resource["retentionPolicy"] = {k: v for k, v in policy.items() if k != "isLocked"}
+    return resource
+
+
+def checked_bucket_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """A bucket patch/update body against the stored bucket: hierarchical namespace is fixed at
+    creation, a locked retention policy can only grow its period, isLocked is output only."""
+    stored = current["resource"]
+    if "hierarchicalNamespace" in changes and _hns(changes) != _hns(stored):
+        raise bad_request("hierarchicalNamespace: cannot be changed on an existing bucket.")
+    if "retentionPolicy" not in changes:
+        return changes
+    policy, old = changes["retentionPolicy"], stored.get("retentionPolicy") or {}
+    if not old.get("isLocked"):
+        if isinstance(policy, dict):
+            changes["retentionPolicy"] = {k: v for k, v in policy.items() if k != "isLocked"}
+        return changes
+    period = int((policy or {}).get("retentionPeriod") or 0)
+    if period < int(old["retentionPeriod"]):
+        raise ApiError(
+            403,
+            f"The bucket's retention policy is locked: its retentionPeriod "
+            f"({old['retentionPeriod']}s) can be increased, never reduced or removed.",
+            reason="forbidden",
+        )
+    changes["retentionPolicy"] = {**old, **policy, "isLocked": True}
+    return changes
+
+
+def _hns(resource: dict[str, Any]) -> bool:
+    return bool((resource.get("hierarchicalNamespace") or {}).get("enabled"))
+
+
+def _ubla(resource: dict[str, Any]) -> bool:
+    config = resource.get("iamConfiguration") or {}
+    return bool((config.get("uniformBucketLevelAccess") or {}).get("enabled"))

@@ -26,7 +26,11 @@ from starlette.routing import BaseRoute, Route
 from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
 from vertexkit.local.storage import iam, responses
 from vertexkit.local.storage.acl_routes import AclRoutes
-from vertexkit.local.storage.bucket_methods import BucketMethods
+from vertexkit.local.storage.bucket_methods import (
+    BucketMethods,
+    checked_bucket_changes,
+    checked_new_bucket,
+)
 from vertexkit.local.storage.folders import FolderRoutes
 from vertexkit.local.storage.hashing import CHUNK, Hasher
 from vertexkit.local.storage.hmac_keys import HmacKeyRoutes
@@ -48,6 +52,7 @@ from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_page_size
 
 MAX_LIST_RESULTS = 1000
+UPLOAD_ACL_KEY = "_acl"  # a resumable session's requested ACL (never an object field)
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -168,7 +173,7 @@ class StorageService:
             resource = {k: v for k, v in body.items() if k != "name"}
             check_bucket_labels(resource.get("labels"), removals=False)
             resource = self.acl.bucket_changes(
-                request, {"project": project, "resource": {}}, resource
+                request, {"project": project, "resource": {}}, checked_new_bucket(resource)
             )
             bucket = await run_in_threadpool(self.store.create_bucket, name, project, resource)
             return JSONResponse(self._bucket_answer(request, bucket))
@@ -194,9 +199,11 @@ class StorageService:
             metageneration = _int_query(request, "ifMetagenerationMatch")
 
             def patch() -> dict:
-                current = self.store.get_bucket(bucket)
-                with_acl = self.acl.bucket_changes(request, current, changes)
-                return self.store.patch_bucket(bucket, with_acl, metageneration)
+                with self.store.records.lock:  # the checks read what the patch replaces
+                    current = self.store.get_bucket(bucket)
+                    checked = checked_bucket_changes(current, changes)
+                    with_acl = self.acl.bucket_changes(request, current, checked)
+                    return self.store.patch_bucket(bucket, with_acl, metageneration)
 
             patched = await run_in_threadpool(patch)
             return JSONResponse(self._bucket_answer(request, patched))
@@ -384,6 +391,7 @@ class StorageService:
         if not name:
             raise bad_request("A media upload needs the object 'name' query parameter.")
         await run_in_threadpool(self.store.object_path, bucket, name)  # 400 before reading
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, {})
         temp = self.store.temp_file()
         try:
             hasher = await _receive(request, temp)
@@ -394,7 +402,15 @@ class StorageService:
             self.store.commit, temp, hasher, bucket, name,
             request.headers.get("content-type"), {}, _preconditions(request),
         )  # fmt: skip
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
+
+    async def _uploaded(
+        self, request: Request, record: ObjectRecord, entries: list | None
+    ) -> Response:
+        """The answer to a finished upload, once the ACL it asked for (if any) is stored."""
+        if entries is not None:
+            await run_in_threadpool(self.acl.save_object_entries, record, entries)
+        return JSONResponse(self._object_answer(request, record))
 
     async def _multipart_upload(self, request: Request, bucket: str) -> Response:
         metadata, media_type, media = responses.parse_multipart(
@@ -407,12 +423,13 @@ class StorageService:
         hasher = Hasher()
         hasher.update(media)
         _check_client_hashes(metadata, hasher)
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, dict(metadata))
         record = await run_in_threadpool(
             lambda: self.store.write_bytes(
                 bucket, name, media, content_type, _writable(metadata), _preconditions(request)
             )
         )
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
 
     async def _start_resumable(self, request: Request, bucket: str) -> Response:
         metadata = await _json_body(request)
@@ -422,6 +439,9 @@ class StorageService:
         content_type = metadata.get("contentType") or request.headers.get("x-upload-content-type")
         total = request.headers.get("x-upload-content-length")
         fields = {**_writable(metadata), **_client_hashes(metadata)}
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, dict(metadata))
+        if entries is not None:
+            fields[UPLOAD_ACL_KEY] = entries  # kept with the session until the upload finishes
         session = await run_in_threadpool(
             self.store.start_upload, bucket, name, content_type, fields,
             _preconditions(request), int(total) if total and total.isdigit() else None,
@@ -462,8 +482,9 @@ class StorageService:
         except ApiError:
             await run_in_threadpool(self.store.cancel_upload, session.id)
             raise
+        entries = session.fields.pop(UPLOAD_ACL_KEY, None)
         record = await run_in_threadpool(self.store.finish_upload, session)
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
 
     # -- Python interface for the other local services --------------------------------------
     def ensure_bucket(self, bucket: str) -> None:
