@@ -257,6 +257,13 @@ def test_storage_layout_and_restore(bucket: storage.Bucket, hns_bucket: storage.
     assert layout["location"] == bucket.client.get_bucket(hns_bucket.name).location
     with pytest.raises(exceptions.MethodNotImplemented, match="soft-deleted"):
         call(bucket.client, "POST", f"/b/{bucket.name}/restore", query_params={"generation": "1"})
+    with pytest.raises(exceptions.MethodNotImplemented, match="no soft delete"):
+        call(
+            bucket.client,
+            "POST",
+            f"/b/{bucket.name}/o/gone.txt/restore",
+            query_params={"generation": "1"},
+        )
 
 
 # -- folders of hierarchical-namespace buckets and their operations -------------------------------

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
+from vertexkit.local.errors import ApiError, bad_request, not_found, not_served, refused
 from vertexkit.local.storage import iam, responses
 from vertexkit.local.storage.acl_routes import AclRoutes
 from vertexkit.local.storage.bucket_methods import (
@@ -146,6 +146,11 @@ class StorageService:
             if marker in object_part:
                 source, _, target = object_part.partition(marker)
                 return await handler(request, bucket, unquote(source), target)
+        if object_part == "bulkRestore" or object_part.endswith("/restore"):
+            raise refused(
+                "objects.restore and objects.bulkRestore: the local store keeps only the live "
+                "generation of an object (no soft delete), so there is nothing to restore."
+            )
         if object_part.endswith("/compose"):
             return await self._compose(request, bucket, unquote(object_part[: -len("/compose")]))
         raise ApiError(405, "POST on an object needs /compose, /copyTo, /rewriteTo or /moveTo.")
