@@ -34,6 +34,8 @@ from vertexkit.local.errors import ApiError, bad_request, conflict, not_found
 from vertexkit.local.state import open_state_database
 from vertexkit.local.storage.hashing import Hasher, copy_hashed, hash_file
 from vertexkit.local.storage.names import check_bucket_name, check_object_name, is_folder_name
+from vertexkit.local.storage.records import SCHEMA as RECORDS_SCHEMA
+from vertexkit.local.storage.records import RecordStore
 
 META_DB = ".meta.sqlite"
 UPLOADS_DIR = ".uploads"
@@ -151,6 +153,7 @@ class ObjectStore:
         # longer waits for an fsync: a crash of the process loses nothing; a power cut at most
         # the last commits' rows (such an object is then served from its file, hashed again).
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self.records = RecordStore(self._db, self._lock)
         self.clean_uploads()
 
     def close(self) -> None:
@@ -275,6 +278,7 @@ class ObjectStore:
             shutil.rmtree(self.bucket_root(bucket))
             self._db.execute("DELETE FROM buckets WHERE name=?", (bucket,))
             self._db.execute("DELETE FROM objects WHERE bucket=?", (bucket,))
+            self._db.execute("DELETE FROM records WHERE scope=?", (bucket,))
 
     def _bucket_row(self, bucket: str) -> dict | None:
         row = self._db.execute(
@@ -766,6 +770,7 @@ CREATE TABLE IF NOT EXISTS uploads (
     id TEXT PRIMARY KEY, bucket TEXT NOT NULL, name TEXT NOT NULL, content_type TEXT,
     fields TEXT NOT NULL, preconditions TEXT NOT NULL, total INTEGER, created_ns INTEGER NOT NULL);
 """
+_SCHEMA += RECORDS_SCHEMA
 
 
 def _writer_alive(temp_name: str) -> bool:

@@ -11,7 +11,6 @@ are plain files at `home/<bucket>/<object name>` (see models.py for the whole la
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,10 +23,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from vertexkit.local.errors import ApiError, bad_request, not_found, not_served
+from vertexkit.local.errors import ApiError, bad_request, not_found, not_served, refused
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage import iam, responses
+from vertexkit.local.storage.acl_routes import AclRoutes
+from vertexkit.local.storage.bucket_methods import (
+    BucketMethods,
+    checked_bucket_changes,
+    checked_new_bucket,
+)
+from vertexkit.local.storage.folders import FolderRoutes
 from vertexkit.local.storage.hashing import CHUNK, Hasher
+from vertexkit.local.storage.hmac_keys import HmacKeyRoutes
+from vertexkit.local.storage.managed_folders import ManagedFolderRoutes
 from vertexkit.local.storage.models import (
     WRITABLE_FIELDS,
     ObjectRecord,
@@ -36,11 +44,16 @@ from vertexkit.local.storage.models import (
     UploadSession,
 )
 from vertexkit.local.storage.names import check_bucket_labels, check_bucket_name, check_object_name
+from vertexkit.local.storage.notifications import NotificationRoutes
 from vertexkit.local.storage.responses import DEFAULT_PROJECT
+from vertexkit.local.storage.wire import base_url as _base_url
+from vertexkit.local.storage.wire import int_query as _int_query
+from vertexkit.local.storage.wire import json_body as _json_body
 from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_page_size
 
 MAX_LIST_RESULTS = 1000
+UPLOAD_ACL_KEY = "_acl"  # a resumable session's requested ACL (never an object field)
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -49,6 +62,12 @@ class StorageService(Lifecycle):
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.store = ObjectStore(home)
+        self.acl = AclRoutes(self.store)
+        self.folders = FolderRoutes(self.store)
+        self.managed_folders = ManagedFolderRoutes(self.store)
+        self.notifications = NotificationRoutes(self.store)
+        self.bucket_methods = BucketMethods(self.store)
+        self.hmac_keys = HmacKeyRoutes(self.store)
 
     def close(self) -> None:
         self.store.close()
@@ -62,6 +81,7 @@ class StorageService(Lifecycle):
                 "/upload/storage/v1/b/{bucket}/o", self._upload, methods=["POST", "PUT", "DELETE"]
             ),
             Route("/download/storage/v1/b/{rest:path}", self._download, methods=["GET"]),
+            *self.hmac_keys.routes(),
         ]
 
     # -- routing -----------------------------------------------------------------------------
@@ -77,10 +97,12 @@ class StorageService(Lifecycle):
         if not tail:
             return await self._bucket(request, bucket)
         collection, _, object_part = tail.partition("/")
-        if collection == "iam":
-            return await self._iam(request, bucket, object_part)
         if collection != "o":
-            raise not_served(method, request.url.path)
+            return await self._bucket_collection(request, bucket, collection, object_part)
+        acl_call = _ACL_PATH.fullmatch(object_part)
+        if acl_call:
+            name, entity = unquote(acl_call.group(1)), acl_call.group(2)
+            return await self.acl.object_acl(request, bucket, name, _unquoted(entity))
         if not object_part:
             if method == "GET":
                 return await self._list_objects(request, bucket)
@@ -96,6 +118,26 @@ class StorageService(Lifecycle):
             return await self._patch_object(request, bucket, name, replace_all=method == "PUT")
         return await self._delete_object(request, bucket, name)
 
+    async def _bucket_collection(
+        self, request: Request, bucket: str, collection: str, rest: str
+    ) -> Response:
+        """What hangs off a bucket but its objects: IAM, ACLs, folders, notifications..."""
+        if collection == "iam":
+            return await self._iam(request, bucket, rest)
+        if collection in ("acl", "defaultObjectAcl"):
+            return await self.acl.bucket_acl(request, bucket, collection, _unquoted(rest))
+        if collection == "folders":
+            return await self.folders.folders(request, bucket, rest)
+        if collection == "operations":
+            return await self.folders.operations(request, bucket, rest)
+        if collection == "managedFolders":
+            return await self.managed_folders.handle(request, bucket, rest)
+        if collection == "notificationConfigs":
+            return await self.notifications.handle(request, bucket, unquote(rest))
+        if collection in BucketMethods.VERBS and not rest:
+            return await self.bucket_methods.handle(request, bucket, collection)
+        raise not_served(request.method, request.url.path)
+
     async def _object_action(self, request: Request, bucket: str, object_part: str) -> Response:
         for marker, handler in (
             ("/rewriteTo/b/", self._rewrite),
@@ -105,6 +147,11 @@ class StorageService(Lifecycle):
             if marker in object_part:
                 source, _, target = object_part.partition(marker)
                 return await handler(request, bucket, unquote(source), target)
+        if object_part == "bulkRestore" or object_part.endswith("/restore"):
+            raise refused(
+                "objects.restore and objects.bulkRestore: the local store keeps only the live "
+                "generation of an object (no soft delete), so there is nothing to restore."
+            )
         if object_part.endswith("/compose"):
             return await self._compose(request, bucket, unquote(object_part[: -len("/compose")]))
         raise ApiError(405, "POST on an object needs /compose, /copyTo, /rewriteTo or /moveTo.")
@@ -131,8 +178,11 @@ class StorageService(Lifecycle):
                 raise bad_request("Bucket resource needs a 'name'.")
             resource = {k: v for k, v in body.items() if k != "name"}
             check_bucket_labels(resource.get("labels"), removals=False)
+            resource = self.acl.bucket_changes(
+                request, {"project": project, "resource": {}}, checked_new_bucket(resource)
+            )
             bucket = await run_in_threadpool(self.store.create_bucket, name, project, resource)
-            return JSONResponse(responses.bucket_resource(bucket, base))
+            return JSONResponse(self._bucket_answer(request, bucket))
         prefix = request.query_params.get("prefix", "")
         buckets = await run_in_threadpool(self.store.list_buckets, project, prefix)
         after = responses.decode_page_token(request.query_params.get("pageToken"))
@@ -146,22 +196,31 @@ class StorageService(Lifecycle):
         return JSONResponse(body)
 
     async def _bucket(self, request: Request, bucket: str) -> Response:
-        base = _base_url(request)
         if request.method == "GET":
             found = await run_in_threadpool(self.store.get_bucket, bucket)
-            return JSONResponse(responses.bucket_resource(found, base))
+            return JSONResponse(self._bucket_answer(request, found))
         if request.method in ("PATCH", "PUT"):
             changes = {k: v for k, v in (await _json_body(request)).items() if k != "name"}
             check_bucket_labels(changes.get("labels"), removals=request.method == "PATCH")
             metageneration = _int_query(request, "ifMetagenerationMatch")
-            patched = await run_in_threadpool(
-                self.store.patch_bucket, bucket, changes, metageneration
-            )
-            return JSONResponse(responses.bucket_resource(patched, base))
+
+            def patch() -> dict:
+                with self.store.records.lock:  # the checks read what the patch replaces
+                    current = self.store.get_bucket(bucket)
+                    checked = checked_bucket_changes(current, changes)
+                    with_acl = self.acl.bucket_changes(request, current, checked)
+                    return self.store.patch_bucket(bucket, with_acl, metageneration)
+
+            patched = await run_in_threadpool(patch)
+            return JSONResponse(self._bucket_answer(request, patched))
         if request.method == "DELETE":
             await run_in_threadpool(self.store.delete_bucket, bucket)
             return Response(status_code=204)
         raise ApiError(405, f"{request.method} is not supported on a bucket.")
+
+    def _bucket_answer(self, request: Request, bucket: dict[str, Any]) -> dict[str, Any]:
+        resource = responses.bucket_resource(bucket, _base_url(request))
+        return self.acl.bucket_fields(request, bucket, resource)
 
     async def _iam(self, request: Request, bucket: str, verb: str) -> Response:
         """Bucket IAM as the SDK's staging-bucket checks call it: the project owns the bucket,
@@ -198,7 +257,11 @@ class StorageService(Lifecycle):
 
     async def _get_object(self, request: Request, bucket: str, name: str) -> Response:
         record = await self._checked_record(request, bucket, name)
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return JSONResponse(self._object_answer(request, record))
+
+    def _object_answer(self, request: Request, record: ObjectRecord) -> dict[str, Any]:
+        resource = responses.object_resource(record, _base_url(request))
+        return self.acl.object_fields(request, record, resource)
 
     async def _checked_record(self, request: Request, bucket: str, name: str) -> ObjectRecord:
         generation = _int_query(request, "generation")
@@ -210,17 +273,19 @@ class StorageService(Lifecycle):
         self, request: Request, bucket: str, name: str, replace_all: bool
     ) -> Response:
         changes = await _json_body(request)
-        record = await run_in_threadpool(
-            lambda: self.store.patch(
-                bucket,
-                name,
-                changes,
-                _preconditions(request),
-                replace_all=replace_all,
-                generation=_int_query(request, "generation"),
-            )
-        )
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+
+        def patch() -> ObjectRecord:
+            entries = self.acl.object_changes(request, bucket, changes)  # validated first
+            record = self.store.patch(
+                bucket, name, changes, _preconditions(request),
+                replace_all=replace_all, generation=_int_query(request, "generation"),
+            )  # fmt: skip
+            if entries is not None:
+                self.acl.save_object_entries(record, entries)
+            return record
+
+        record = await run_in_threadpool(patch)
+        return JSONResponse(self._object_answer(request, record))
 
     async def _delete_object(self, request: Request, bucket: str, name: str) -> Response:
         generation = _int_query(request, "generation")
@@ -332,6 +397,7 @@ class StorageService(Lifecycle):
         if not name:
             raise bad_request("A media upload needs the object 'name' query parameter.")
         await run_in_threadpool(self.store.object_path, bucket, name)  # 400 before reading
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, {})
         temp = self.store.temp_file()
         try:
             hasher = await _receive(request, temp)
@@ -342,7 +408,15 @@ class StorageService(Lifecycle):
             self.store.commit, temp, hasher, bucket, name,
             request.headers.get("content-type"), {}, _preconditions(request),
         )  # fmt: skip
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
+
+    async def _uploaded(
+        self, request: Request, record: ObjectRecord, entries: list | None
+    ) -> Response:
+        """The answer to a finished upload, once the ACL it asked for (if any) is stored."""
+        if entries is not None:
+            await run_in_threadpool(self.acl.save_object_entries, record, entries)
+        return JSONResponse(self._object_answer(request, record))
 
     async def _multipart_upload(self, request: Request, bucket: str) -> Response:
         metadata, media_type, media = responses.parse_multipart(
@@ -355,12 +429,13 @@ class StorageService(Lifecycle):
         hasher = Hasher()
         hasher.update(media)
         _check_client_hashes(metadata, hasher)
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, dict(metadata))
         record = await run_in_threadpool(
             lambda: self.store.write_bytes(
                 bucket, name, media, content_type, _writable(metadata), _preconditions(request)
             )
         )
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
 
     async def _start_resumable(self, request: Request, bucket: str) -> Response:
         metadata = await _json_body(request)
@@ -370,6 +445,9 @@ class StorageService(Lifecycle):
         content_type = metadata.get("contentType") or request.headers.get("x-upload-content-type")
         total = request.headers.get("x-upload-content-length")
         fields = {**_writable(metadata), **_client_hashes(metadata)}
+        entries = await run_in_threadpool(self.acl.object_changes, request, bucket, dict(metadata))
+        if entries is not None:
+            fields[UPLOAD_ACL_KEY] = entries  # kept with the session until the upload finishes
         session = await run_in_threadpool(
             self.store.start_upload, bucket, name, content_type, fields,
             _preconditions(request), int(total) if total and total.isdigit() else None,
@@ -410,8 +488,9 @@ class StorageService(Lifecycle):
         except ApiError:
             await run_in_threadpool(self.store.cancel_upload, session.id)
             raise
+        entries = session.fields.pop(UPLOAD_ACL_KEY, None)
         record = await run_in_threadpool(self.store.finish_upload, session)
-        return JSONResponse(responses.object_resource(record, _base_url(request)))
+        return await self._uploaded(request, record, entries)
 
     # -- Python interface for the other local services --------------------------------------
     def ensure_bucket(self, bucket: str) -> None:
@@ -465,21 +544,11 @@ class StorageService(Lifecycle):
 
 
 # -- request helpers ---------------------------------------------------------------------------
-def _base_url(request: Request) -> str:
-    return str(request.base_url).rstrip("/")
+_ACL_PATH = re.compile(r"(.+)/acl(?:/([^/]+))?")  # on the raw path: o/{object}/acl[/{entity}]
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    try:
-        body = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise bad_request(f"The request body is not valid JSON: {error}.") from None
-    if not isinstance(body, dict):
-        raise bad_request("The request body must be a JSON object.")
-    return body
+def _unquoted(part: str | None) -> str | None:
+    return unquote(part) if part else None
 
 
 def _max_results(request: Request) -> int:
@@ -489,16 +558,6 @@ def _max_results(request: Request) -> int:
     except SpecError as exc:
         raise bad_request(f"Invalid argument: {exc}") from None
     return min(size or MAX_LIST_RESULTS, MAX_LIST_RESULTS)
-
-
-def _int_query(request: Request, name: str) -> int | None:
-    value = request.query_params.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise bad_request(f"Query parameter {name} must be an integer; got {value!r}.") from None
 
 
 def _preconditions(request: Request, prefix: str = "if") -> Preconditions:
