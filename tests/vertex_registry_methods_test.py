@@ -112,6 +112,16 @@ def test_update_long_running_and_mutate_deployed_model(sdk: CloudContext, artifa
         }
     ).result()
     assert updated.client_connection_config.inference_timeout.seconds == 30
+    client.update_endpoint_long_running(
+        endpoint={
+            "name": endpoint.resource_name,
+            "client_connection_config": {"inference_timeout": duration_pb2.Duration(nanos=1)},
+        }
+    ).result()
+    # ClientConnectionConfig.inference_timeout: "Customizable online prediction request
+    # timeout"; a prediction slower than 1 ns runs past it.
+    with pytest.raises(exceptions.GatewayTimeout, match="inference_timeout"):
+        endpoint.predict(instances=[[39.1, 18.7, 181.0, 3750.0]])
     with pytest.raises(exceptions.BadRequest, match="display_name"):
         client.update_endpoint_long_running(
             endpoint={"name": endpoint.resource_name, "display_name": "renamed"}
