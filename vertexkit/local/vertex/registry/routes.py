@@ -206,7 +206,6 @@ def _register_model_transfers(router: VertexRouter, models: ModelRegistry) -> No
         transfer.refuse_explanation_dataset(
             models, request.parent, _model_param(request), request.body
         )
-        return {}
 
 
 def _register_slices(router: VertexRouter, models: ModelRegistry) -> None:

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from vertexkit.local.errors import bad_request, refused
 from vertexkit.local.vertex.backend import VertexBackend
@@ -148,7 +148,7 @@ def list_checkpoints(models: ModelRegistry, location: str, model_param: str) -> 
 
 def refuse_explanation_dataset(
     models: ModelRegistry, location: str, model_param: str, body: dict[str, Any]
-) -> None:
+) -> NoReturn:
     parse(aiplatform_v1.UpdateExplanationDatasetRequest, body)
     models.resolve(location, model_param)
     raise refused(
