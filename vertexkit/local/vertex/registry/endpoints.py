@@ -16,11 +16,12 @@ import contextlib
 import random
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from vertexkit import specs
-from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
+from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
@@ -68,6 +69,20 @@ def check_split(split: dict[str, int], allowed: list[str], endpoint: str) -> Non
     total = sum(split.values())
     if split and total != 100:
         raise bad_request(f"traffic_split percentages must sum to 100; they sum to {total}.")
+
+
+def check_inference_timeout(endpoint: Resource, seconds: float) -> None:
+    """`clientConnectionConfig.inferenceTimeout`: a prediction that took longer fails with
+    DEADLINE_EXCEEDED, as on Vertex (which gives up at the deadline; locally the in-process
+    model cannot be interrupted, so the answer is refused once it arrives late)."""
+    timeout = (endpoint.get("clientConnectionConfig") or {}).get("inferenceTimeout")
+    if timeout and seconds > float(timeout.rstrip("s")):
+        raise ApiError(
+            504,
+            f"The prediction took {seconds:.3f} s, longer than the endpoint's "
+            f"client_connection_config.inference_timeout {timeout}.",
+            status="DEADLINE_EXCEEDED",
+        )
 
 
 class EndpointRegistry:
@@ -333,14 +348,21 @@ class EndpointRegistry:
             raise bad_request("instances must be a non-empty JSON list.")
         endpoint = self.get(name)
         deployed = self._route(endpoint)
+        started = time.monotonic()
         try:  # a model that no longer loads after a restart (its artifact gone) says why
             server = self.pool.get(deployed["id"], self._builder(name, deployed))
-            return deployed, server.predict(instances, body.get("parameters"))
+            predictions = server.predict(instances, body.get("parameters"))
         except ServingError as exc:
             self.pool.drop_if_stopped(deployed["id"])  # a dead model process: started again next
             raise (
                 bad_request(exc.message) if exc.status == 400 else failed_precondition(exc.message)
             ) from exc
+        check_inference_timeout(endpoint, time.monotonic() - started)
+        return deployed, predictions
+
+    def serving(self, name: str, deployed: Resource) -> Predictor:
+        """The running server of a deployed model of endpoint `name` (started if need be)."""
+        return self.pool.get(deployed["id"], self._builder(name, deployed))
 
     def _route(self, endpoint: Resource) -> Resource:
         split = {k: v for k, v in (endpoint.get("trafficSplit") or {}).items() if v > 0}

@@ -52,6 +52,13 @@ CUSTOM_MODEL_DEFAULTS: Resource = {
 }
 
 
+def export_formats(model_json: Resource) -> list[Resource]:
+    """What Vertex lists for a custom-trained Model: the `custom-trained` format, its artifact
+    exportable when it has an artifact_uri, its serving image always."""
+    contents = (["ARTIFACT"] if model_json.get("artifactUri") else []) + ["IMAGE"]
+    return [{"id": "custom-trained", "exportableContents": contents}]
+
+
 def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:
     """Runs a `vertexkit.specs` rule; its SpecError becomes a 400 naming the field."""
     try:
@@ -140,11 +147,9 @@ class ModelRegistry:
         aliases = list(model_json.pop("versionAliases", []))
         validate_aliases(aliases, "model.version_aliases")
         self._validate_new_model(model_json)
-        with self.lock:
-            model = self._target_model(location, request.parent_model, request.model_id)
-            version_id = str(self.store.next_counter(model["name"] + "/versions"))
-            self._insert_version(model, model_json, version_id)
-            self._assign_aliases(model, version_id, aliases, first=version_id == "1")
+        model, version_id = self.add_version(
+            location, request.parent_model, request.model_id, model_json, aliases
+        )
         from vertexkit.local.vertex.registry.warmup import WARMUP
 
         WARMUP.start(model_json["containerSpec"]["imageUri"])  # for its deploy, soon after
@@ -154,6 +159,22 @@ class ModelRegistry:
             "UploadModelResponse",
             {"model": model["name"], "modelVersionId": version_id},
         )
+
+    def add_version(
+        self,
+        location: str,
+        parent_model: str,
+        model_id: str,
+        model_json: Resource,
+        aliases: list[str],
+    ) -> tuple[Resource, str]:
+        """Stores `model_json` as a new model, or as the next version of `parent_model`."""
+        with self.lock:
+            model = self._target_model(location, parent_model, model_id)
+            version_id = str(self.store.next_counter(model["name"] + "/versions"))
+            self._insert_version(model, model_json, version_id)
+            self._assign_aliases(model, version_id, aliases, first=version_id == "1")
+        return model, version_id
 
     def _validate_new_model(self, model_json: Resource) -> None:
         spec_checked(validate_metadata, model_json, "model")
@@ -208,6 +229,7 @@ class ModelRegistry:
         version = {
             **model_json,
             **CUSTOM_MODEL_DEFAULTS,
+            "supportedExportFormats": export_formats(model_json),
             "name": model["name"],
             "versionId": version_id,
             "createTime": model["createTime"],

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import threading
 
+from vertexkit.local.errors import refused
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.registry import responses
+from vertexkit.local.vertex.registry import endpoint_changes, explain, responses, slices, transfer
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
 from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
@@ -22,6 +23,8 @@ LOCATION = "projects/{project}/locations/{location}"
 MODELS = LOCATION + "/models"
 MODEL = MODELS + "/{model}"
 EVALUATIONS = MODEL + "/evaluations"
+EVALUATION = EVALUATIONS + "/{evaluation}"
+SLICES = EVALUATION + "/slices"
 ENDPOINTS = LOCATION + "/endpoints"
 ENDPOINT = ENDPOINTS + "/{endpoint}"
 
@@ -52,7 +55,10 @@ class RegistryArea(Lifecycle):
 def register(router: VertexRouter, backend: VertexBackend) -> RegistryArea:
     area = RegistryArea(backend)
     _register_models(router, area.models)
+    _register_model_transfers(router, area.models)
+    _register_slices(router, area.models)
     _register_endpoints(router, area)
+    _register_endpoint_changes(router, area)
     return area
 
 
@@ -114,7 +120,7 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     def import_evaluation(request: VertexRequest) -> Resource:
         return models.import_evaluation(request.parent, _model_param(request), request.body)
 
-    @router.route("GET", EVALUATIONS + "/{evaluation}")
+    @router.route("GET", EVALUATION)
     def get_evaluation(request: VertexRequest) -> Resource:
         return models.get_evaluation(
             request.parent, _model_param(request), request.params["evaluation"]
@@ -179,3 +185,101 @@ def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
             endpoint_name(request), request.body, content_length(request)
         )
         return responses.raw_prediction(request.params["endpoint"], deployed, predictions)
+
+
+def _register_model_transfers(router: VertexRouter, models: ModelRegistry) -> None:
+    @router.route("POST", MODELS + ":copy")
+    def copy_model(request: VertexRequest) -> Resource:
+        return transfer.copy_model(models, checked_parent(request), request.body)
+
+    @router.route("POST", MODEL + ":export")
+    def export_model(request: VertexRequest) -> Resource:
+        _, version = models.resolve(request.parent, _model_param(request))
+        return transfer.export_model(models.backend, version, request.body)
+
+    @router.route("GET", MODEL + ":listCheckpoints")
+    def list_checkpoints(request: VertexRequest) -> Resource:
+        spec_checked(validate_list_query, request.query)
+        return transfer.list_checkpoints(models, request.parent, _model_param(request))
+
+    @router.route("POST", MODEL + ":updateExplanationDataset")
+    def update_explanation_dataset(request: VertexRequest) -> Resource:
+        transfer.refuse_explanation_dataset(
+            models, request.parent, _model_param(request), request.body
+        )
+
+
+def _register_slices(router: VertexRouter, models: ModelRegistry) -> None:
+    def evaluation_of(request: VertexRequest) -> tuple[str, str, str]:
+        return request.parent, _model_param(request), request.params["evaluation"]
+
+    @router.route("GET", SLICES)
+    def list_slices(request: VertexRequest) -> Resource:
+        found = slices.list_slices(models, *evaluation_of(request))
+        return checked_page(found, request.query, "modelEvaluationSlices")
+
+    @router.route("GET", SLICES + "/{slice}")
+    def get_slice(request: VertexRequest) -> Resource:
+        return slices.get_slice(models, *evaluation_of(request), request.params["slice"])
+
+    @router.route("POST", SLICES + "/{slice}:batchImport")
+    def batch_import(request: VertexRequest) -> Resource:
+        return slices.batch_import(
+            models, *evaluation_of(request), request.params["slice"], request.body
+        )
+
+
+# Tensor-typed and gRPC-shaped prediction methods no local model server speaks.
+DIRECT_REFUSALS = {
+    "directPredict": (
+        "directPredict hands Tensor inputs straight to a model server's own predict (TF "
+        "Serving-style servers); the local cloud's scikit-learn/XGBoost predictors and custom "
+        "containers take JSON instances: use :predict."
+    ),
+    "directRawPredict": (
+        "directRawPredict calls a method (method_name) of the model server's own gRPC service "
+        "with raw bytes; local model servers speak HTTP JSON only: use :rawPredict."
+    ),
+    "serverStreamingPredict": (
+        "serverStreamingPredict streams Tensor outputs from a model server that produces them "
+        "incrementally; the local predictors answer once, in JSON: use :predict, or "
+        ":streamRawPredict for one chunk."
+    ),
+}
+
+
+def _register_endpoint_changes(router: VertexRouter, area: RegistryArea) -> None:
+    endpoints = area.endpoints
+
+    def endpoint_name(request: VertexRequest) -> str:
+        return f"{request.parent}/endpoints/{request.params['endpoint']}"
+
+    @router.route("POST", ENDPOINT + ":update")
+    def update_long_running(request: VertexRequest) -> Resource:
+        return endpoint_changes.update_long_running(endpoints, endpoint_name(request), request.body)
+
+    @router.route("POST", ENDPOINT + ":mutateDeployedModel")
+    def mutate_deployed_model(request: VertexRequest) -> Resource:
+        return endpoint_changes.mutate_deployed_model(
+            endpoints, endpoint_name(request), request.body
+        )
+
+    @router.route("POST", ENDPOINT + ":explain")
+    def explain_instances(request: VertexRequest) -> Resource:
+        return explain.explain(endpoints, endpoint_name(request), request.body)
+
+    @router.route("POST", ENDPOINT + ":streamRawPredict")
+    def stream_raw_predict(request: VertexRequest) -> object:
+        """The whole answer as one chunk: local predictors do not stream."""
+        length = int(request.headers.get("content-length") or 0)
+        deployed, predictions = endpoints.predict(endpoint_name(request), request.body, length)
+        return responses.raw_prediction(request.params["endpoint"], deployed, predictions)
+
+    for verb, reason in DIRECT_REFUSALS.items():
+        _register_refusal(router, ENDPOINT + ":" + verb, reason)
+
+
+def _register_refusal(router: VertexRouter, path: str, reason: str) -> None:
+    @router.route("POST", path)
+    def refuse(request: VertexRequest) -> Resource:
+        raise refused(f"{reason} (endpoint {request.params['endpoint']})")
