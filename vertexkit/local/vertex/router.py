@@ -31,6 +31,9 @@ class VertexRequest:
     query: dict[str, str]
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    # Every value of a repeated query parameter (`?timeSeries=a&timeSeries=b`); `query` keeps
+    # only the last one.
+    query_lists: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def parent(self) -> str:
@@ -108,6 +111,7 @@ class VertexRouter:
             query=dict(request.query_params),
             body=body if isinstance(body, dict) else {},
             headers=dict(request.headers),
+            query_lists={key: request.query_params.getlist(key) for key in request.query_params},
         )
         result = await run_in_threadpool(handler, vertex_request)
         if isinstance(result, Response):
