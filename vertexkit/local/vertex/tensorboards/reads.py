@@ -87,7 +87,7 @@ class TensorboardReads:
         return self.store.get(name, kind=SERIES)
 
     # -- blobs ------------------------------------------------------------------------------
-    def read_blob_data(self, request: VertexRequest) -> Resource:
+    def read_blob_data(self, request: VertexRequest) -> list[Resource]:
         """The bytes of the blobs named, as written inline. A blob written by ID alone (its
         bytes put in a bucket by the uploader) is refused: the local cloud does not look for
         them there."""
@@ -97,7 +97,8 @@ class TensorboardReads:
             raise bad_request("blobIds: required, the IDs of the blobs to read.")
         blobs = [blob_of(series, blob_id) for blob_id in blob_ids]
         self.count_view(tensorboard_of(series["name"]))
-        return {"blobs": blobs}
+        # A server-streaming RPC: over REST its answer is a JSON array of messages (one here).
+        return [{"blobs": blobs}]
 
     # -- export -----------------------------------------------------------------------------
     def export(self, request: VertexRequest) -> Resource:
