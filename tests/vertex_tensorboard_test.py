@@ -16,6 +16,7 @@ import pytest
 from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
+from google.cloud.aiplatform.metadata import metadata
 
 from vertexkit.context import CloudContext
 
@@ -82,6 +83,16 @@ def read(client: Any, series: str, **options: Any) -> list[tuple[int, float]]:
 
 
 # -- the high-level SDK ------------------------------------------------------------------------
+@pytest.fixture
+def global_tensorboard_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`init(experiment_tensorboard=...)` makes a process-wide TensorBoard the SDK offers no
+    way to unset, and every later `init(experiment=...)` then calls google.auth.default()
+    (metadata._ExperimentTracker._get_global_tensorboard): put the old value back after."""
+    tracker = metadata._experiment_tracker
+    monkeypatch.setattr(tracker, "_global_tensorboard", tracker._global_tensorboard)
+
+
+@pytest.mark.usefixtures("global_tensorboard_restored")
 def test_logged_time_series_metrics_reach_the_experiment_data_frame(sdk: CloudContext) -> None:
     board = aiplatform.Tensorboard.create(display_name="curves")
     experiment = f"curves-{uuid.uuid4().hex[:8]}"
@@ -98,6 +109,26 @@ def test_logged_time_series_metrics_reach_the_experiment_data_frame(sdk: CloudCo
     assert frame.loc["run-1", "time_series_metric.accuracy"] == 0.8
     # get_time_series_data_frame: one row per step with each series' value at it.
     assert list(steps["step"]) == [1, 2] and list(steps["loss"]) == [0.5, 0.25]
+
+
+def test_the_sdk_system_tests_scalar_write_is_read_back(sdk: CloudContext) -> None:
+    # The flow of python-aiplatform's tests/system/aiplatform/test_tensorboard.py.
+    board = aiplatform.Tensorboard.create(display_name="system")
+    experiment = aiplatform.TensorboardExperiment.create(
+        tensorboard_experiment_id="vertex-sdk-e2e-test-experiment",
+        tensorboard_name=board.resource_name, description="Vertex SDK Integration test.",
+    )  # fmt: skip
+    tb_run = aiplatform.TensorboardRun.create(
+        tensorboard_run_id="test-run", tensorboard_experiment_name=experiment.resource_name
+    )
+    series = aiplatform.TensorboardTimeSeries.create(
+        display_name="test-time-series", tensorboard_run_name=tb_run.resource_name
+    )
+    tb_run.write_tensorboard_scalar_data(time_series_data={series.display_name: 1.0}, step=1)
+    # TensorboardRun.read_time_series_data: "print(time_series_data['loss'].values[-1]
+    # .scalar.value)", keyed by display name.
+    data = tb_run.read_time_series_data()["test-time-series"]
+    assert [(p.step, p.scalar.value) for p in data.values] == [(1, 1.0)]
 
 
 # -- write and read ----------------------------------------------------------------------------

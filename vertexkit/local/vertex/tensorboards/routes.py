@@ -80,6 +80,12 @@ class TensorboardsArea:
             if other["name"] != name and other.get("isDefault"):
                 self.store.mutate(other["name"], lambda tb: tb.pop("isDefault", None))
 
+    def create_time_series(self, request: VertexRequest) -> Resource:
+        """Its `metadata` is output only (maxStep, maxWallTime: written by runs:write), so a
+        create's is dropped, as Vertex drops output-only fields sent to it."""
+        request.body.pop("metadata", None)
+        return self.time_series.create(request)
+
     def get_tensorboard(self, request: VertexRequest) -> Resource:
         tensorboard = self.tensorboards.get(request)
         experiments = self.all_experiments(request.path)
@@ -205,7 +211,7 @@ def register(router: VertexRouter, backend: VertexBackend) -> TensorboardsArea:
     router.route("PATCH", f"{EXPERIMENT}/runs/{{run}}")(area.runs.patch)
     router.route("DELETE", f"{EXPERIMENT}/runs/{{run}}")(area.runs.delete)
     series = f"{EXPERIMENT}/runs/{{run}}/timeSeries"
-    router.route("POST", series)(area.time_series.create)
+    router.route("POST", series)(area.create_time_series)
     router.route("GET", series)(area.time_series.list)
     router.route("GET", f"{series}/{{series}}")(area.time_series.get)
     router.route("DELETE", f"{series}/{{series}}")(area.time_series.delete)
