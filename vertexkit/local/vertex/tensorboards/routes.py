@@ -7,6 +7,9 @@ A custom job whose `jobSpec.tensorboard` names a TensorBoard keeps its trainer's
 job is an experiment of the TensorBoard (its ID is the job's), and each folder of that log
 directory holding `*tfevents*` files is one of its runs (`default` for the folder itself).
 They are read from the job and its files when listed, so nothing has to be copied.
+
+Time series data (`runs:write`, `timeSeries:read`, `tensorboards:batchRead`, ...) is in
+`writes`, `reads` and `points`; batch creates and the time series patch in `batches`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from vertexkit.local.vertex.metadata.filters import compile_filter
 from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
+from vertexkit.local.vertex.tensorboards.batches import TensorboardBatches
+from vertexkit.local.vertex.tensorboards.reads import TensorboardReads
+from vertexkit.local.vertex.tensorboards.writes import TensorboardWrites
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.metadata import (
     TENSORBOARD_ID,
@@ -56,6 +62,9 @@ class TensorboardsArea(Lifecycle):
         self.experiments = Resources(backend, EXPERIMENTS)
         self.runs = Resources(backend, RUNS)
         self.time_series = Resources(backend, TIME_SERIES)
+        self.writes = TensorboardWrites(self.store, self.run_exists)
+        self.reads = TensorboardReads(self.store)
+        self.batches = TensorboardBatches(self.runs, self.time_series)
 
     def create_tensorboard(self, request: VertexRequest) -> Resource:
         checked(validate_parent, request.params["project"], request.params["location"])
@@ -71,6 +80,12 @@ class TensorboardsArea(Lifecycle):
         for other in self.store.list(TENSORBOARDS.collection, location):
             if other["name"] != name and other.get("isDefault"):
                 self.store.mutate(other["name"], lambda tb: tb.pop("isDefault", None))
+
+    def create_time_series(self, request: VertexRequest) -> Resource:
+        """Its `metadata` is output only (maxStep, maxWallTime: written by runs:write), so a
+        create's is dropped, as Vertex drops output-only fields sent to it."""
+        request.body.pop("metadata", None)
+        return self.time_series.create(request)
 
     def get_tensorboard(self, request: VertexRequest) -> Resource:
         tensorboard = self.tensorboards.get(request)
@@ -120,6 +135,9 @@ class TensorboardsArea(Lifecycle):
             if run["name"] == request.path:
                 return run
         return self.runs.get(request)
+
+    def run_exists(self, name: str) -> bool:
+        return any(run["name"] == name for run in self.all_runs(name.rsplit("/runs/", 1)[0]))
 
     def all_runs(self, experiment: str) -> list[Resource]:
         stored = [Resources.public(r) for r in self.store.list(RUNS.collection, experiment)]
@@ -179,6 +197,10 @@ def register(router: VertexRouter, backend: VertexBackend) -> TensorboardsArea:
     router.route("GET", TENSORBOARD)(area.get_tensorboard)
     router.route("PATCH", TENSORBOARD)(area.tensorboards.patch)
     router.route("DELETE", TENSORBOARD)(area.tensorboards.delete)
+    router.route("GET", f"{TENSORBOARD}:batchRead")(area.reads.batch_read)
+    router.route("GET", f"{TENSORBOARD}:readSize")(area.reads.read_size)
+    router.route("GET", f"{TENSORBOARD}:readUsage")(area.reads.read_usage)
+    register_data(router, area)
     router.route("POST", f"{TENSORBOARD}/experiments")(area.experiments.create)
     router.route("GET", f"{TENSORBOARD}/experiments")(area.list_experiments)
     router.route("GET", EXPERIMENT)(area.get_experiment)
@@ -190,8 +212,22 @@ def register(router: VertexRouter, backend: VertexBackend) -> TensorboardsArea:
     router.route("PATCH", f"{EXPERIMENT}/runs/{{run}}")(area.runs.patch)
     router.route("DELETE", f"{EXPERIMENT}/runs/{{run}}")(area.runs.delete)
     series = f"{EXPERIMENT}/runs/{{run}}/timeSeries"
-    router.route("POST", series)(area.time_series.create)
+    router.route("POST", series)(area.create_time_series)
     router.route("GET", series)(area.time_series.list)
     router.route("GET", f"{series}/{{series}}")(area.time_series.get)
     router.route("DELETE", f"{series}/{{series}}")(area.time_series.delete)
     return area
+
+
+def register_data(router: VertexRouter, area: TensorboardsArea) -> None:
+    """The methods that write and read a time series' data, and the batch creates."""
+    run = f"{EXPERIMENT}/runs/{{run}}"
+    one_series = f"{run}/timeSeries/{{series}}"
+    router.route("POST", f"{EXPERIMENT}:batchCreate")(area.batches.create_time_series)
+    router.route("POST", f"{EXPERIMENT}:write")(area.writes.write_experiment)
+    router.route("POST", f"{EXPERIMENT}/runs:batchCreate")(area.batches.create_runs)
+    router.route("POST", f"{run}:write")(area.writes.write_run)
+    router.route("PATCH", one_series)(area.batches.patch_series)
+    router.route("GET", f"{one_series}:read")(area.reads.read)
+    router.route("GET", f"{one_series}:readBlobData")(area.reads.read_blob_data)
+    router.route("POST", f"{one_series}:exportTensorboardTimeSeries")(area.reads.export)
