@@ -54,6 +54,9 @@ PRELOAD = (
     "vertexkit.local.vertex.metadata.routes",
     "vertexkit.local.vertex.tensorboards.routes",
     "vertexkit.local.vertex.batch_prediction.routes",
+    "vertexkit.local.vertex.studies.routes",
+    "vertexkit.local.vertex.persistent_resources.routes",
+    "vertexkit.local.vertex.deployment_resource_pools.routes",
 )
 WORKERS_FLAG = "--workers"  # then the standby's mode (`pipelines.standby`: WARM, CLIENTS, LAZY)
 STOP_SECONDS = 30.0  # a cloud stopping ends its jobs' processes, each with a grace period

@@ -8,7 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from vertexkit.specs.errors import SpecError
+from vertexkit.specs.errors import NotServedLocally, SpecError
 
 STATUS_BY_CODE = {
     400: "INVALID_ARGUMENT",
@@ -102,7 +102,8 @@ async def api_error_handler(_: Request, exc: Exception) -> JSONResponse:
 
 async def spec_error_handler(_: Request, exc: Exception) -> JSONResponse:
     """The one place a rule of `vertexkit.specs` broken by a request becomes Google's answer:
-    a 400 INVALID_ARGUMENT whose message names the field and the allowed values."""
+    a 400 INVALID_ARGUMENT whose message names the field and the allowed values (a 501 with
+    the reason for what is not carried out here)."""
     assert isinstance(exc, SpecError)
-    error = bad_request(str(exc))
+    error = refused(str(exc)) if isinstance(exc, NotServedLocally) else bad_request(str(exc))
     return JSONResponse(error.body(), status_code=error.code)

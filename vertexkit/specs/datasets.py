@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vertexkit.specs.errors import SpecError
+from vertexkit.specs.errors import NotServedLocally, SpecError
 from vertexkit.specs.naming import shorten
 from vertexkit.specs.requests import validate_metadata
 
@@ -28,7 +28,7 @@ DESTINATIONS = ("gcsDestination", "bigqueryDestination")
 PREDEFINED_VALUES = ("training", "validation", "test")
 
 
-class NotServedSchema(SpecError):
+class NotServedSchema(NotServedLocally):
     """A dataset kind Vertex has and the local cloud does not serve (answered 501)."""
 
 

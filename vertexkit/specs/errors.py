@@ -1,4 +1,4 @@
-"""The one error every spec check raises."""
+"""The one error every spec check raises, and its not-served-here kind."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ class SpecError(ValueError):
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
         self.reason = message
+
+
+class NotServedLocally(SpecError):
+    """A spec Vertex accepts that the local cloud cannot carry out (a dataset kind it does not
+    keep): answered 501 UNIMPLEMENTED with the reason, never taken as a 400."""
 
 
 def join_path(prefix: str, part: str | int) -> str:

@@ -106,6 +106,9 @@ class StorageService(Lifecycle):
         if not object_part:
             if method == "GET":
                 return await self._list_objects(request, bucket)
+            if method == "POST":  # objects.insert's media goes to /upload/storage/v1 (discovery)
+                raise bad_request("Upload requests must include an uploadType URL parameter and "
+                                  "a URL path beginning with /upload/")  # fmt: skip
             raise ApiError(405, f"{method} on a bucket's object collection is not supported.")
         if method == "POST":
             return await self._object_action(request, bucket, object_part)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import bad_request
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
@@ -21,8 +21,7 @@ from vertexkit.local.vertex.datasets.versions import DatasetVersions
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs.datasets import NotServedSchema, validate_dataset
-from vertexkit.specs.errors import SpecError
+from vertexkit.specs.datasets import validate_dataset
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
@@ -33,13 +32,6 @@ PATCHABLE = {"display_name": "displayName", "displayName": "displayName", "label
              "description": "description"}  # fmt: skip
 
 
-def checked(check: Any, *args: Any) -> None:
-    try:
-        check(*args)
-    except NotServedSchema as exc:
-        raise ApiError(501, str(exc)) from exc
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 class DatasetsArea(Lifecycle):
@@ -49,11 +41,11 @@ class DatasetsArea(Lifecycle):
         self.versions = DatasetVersions(backend)
 
     def create(self, request: VertexRequest) -> dict[str, Any]:
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = protos.to_dict(protos.parse(aiplatform_v1.Dataset, request.body))
         for output_only in OUTPUT_ONLY:
             body.pop(output_only, None)
-        checked(validate_dataset, body)
+        validate_dataset(body)
         sources.check_readable(self.backend, body)
         now = now_rfc3339()
         name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
@@ -67,7 +59,7 @@ class DatasetsArea(Lifecycle):
         return self.store.get(request.path, kind=KIND)
 
     def list(self, request: VertexRequest) -> dict[str, Any]:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         datasets = self.store.list(COLLECTION, request.parent)
         wanted = request.query.get("filter", "")
         if wanted.startswith("display_name="):
@@ -87,7 +79,7 @@ class DatasetsArea(Lifecycle):
             )
         updated = dict(current)
         apply_update_mask(updated, paths, PATCHABLE, patch)
-        checked(validate_metadata, updated, "")
+        validate_metadata(updated, "")
         updated["updateTime"] = updated["etag"] = now_rfc3339()
         return self.store.put(request.path, updated)
 

@@ -17,8 +17,6 @@ Source: discovery `GoogleCloudAiplatformV1DeploymentResourcePool`,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from vertexkit.local.errors import bad_request, conflict, failed_precondition
 from vertexkit.local.lifecycle import Lifecycle
@@ -27,7 +25,7 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs import SpecError, validate_dedicated_resources
+from vertexkit.specs import validate_dedicated_resources
 from vertexkit.specs.requests import validate_list_query, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
@@ -52,11 +50,6 @@ UPDATABLE = {
 }
 
 
-def checked(check: Callable[..., Any], *args: Any) -> None:
-    try:
-        check(*args)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 def validate_pool(pool: Resource) -> None:
@@ -65,7 +58,7 @@ def validate_pool(pool: Resource) -> None:
         raise bad_request(f"{FIELD}.dedicatedResources: is required")
     if not (resources.get("machineSpec") or {}).get("machineType"):
         raise bad_request(f"{FIELD}.dedicatedResources.machineSpec.machineType: is required")
-    checked(validate_dedicated_resources, resources, f"{FIELD}.dedicatedResources")
+    validate_dedicated_resources(resources, f"{FIELD}.dedicatedResources")
 
 
 def parsed_pool(body: Resource) -> Resource:
@@ -108,7 +101,7 @@ class DeploymentResourcePoolsArea(Lifecycle):
         self.store = backend.store
 
     def create(self, request: VertexRequest) -> Resource:
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         message = protos.parse(aiplatform_v1.CreateDeploymentResourcePoolRequest, request.body)
         pool_id = message.deployment_resource_pool_id
         if not POOL_ID.match(pool_id or ""):
@@ -131,7 +124,7 @@ class DeploymentResourcePoolsArea(Lifecycle):
         return self.store.get(request.path, kind=KIND)
 
     def list(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         return page(self.store.list(COLLECTION, request.parent), request.query, COLLECTION)
 
     def patch(self, request: VertexRequest) -> Resource:
@@ -159,7 +152,7 @@ class DeploymentResourcePoolsArea(Lifecycle):
         return self.backend.operations.run_now(request.path, "DeleteOperationMetadata", "", {})
 
     def query_deployed_models(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         name = request.path.rsplit(":", 1)[0]
         self.store.get(name, kind=KIND)
         found = self.deployments(name)

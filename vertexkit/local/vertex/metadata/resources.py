@@ -8,15 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from vertexkit.local.errors import bad_request, conflict
+from vertexkit.local.errors import conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import compile_filter
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
-from vertexkit.specs.errors import SpecError
 from vertexkit.specs.metadata import validate_resource_id
 from vertexkit.specs.requests import validate_list_query
 
@@ -36,11 +34,6 @@ class Kind:
     create_operation: str | None = None  # the create's operation metadata type, if it is an LRO
 
 
-def checked(check: Callable[..., None], *args: Any) -> None:
-    try:
-        check(*args)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 def snake_to_camel(path: str) -> str:
@@ -58,8 +51,8 @@ class Resources:
     def create(self, request: VertexRequest) -> Resource:
         body = self.parsed(request.body)
         resource_id = request.query.get(self.kind.id_param) or None
-        checked(validate_resource_id, resource_id, self.kind.id_param, self.kind.id_pattern)
-        checked(self.kind.validate, body)
+        validate_resource_id(resource_id, self.kind.id_param, self.kind.id_pattern)
+        self.kind.validate(body)
         self.require_parent(request.path)
         name = f"{request.path}/{resource_id or self.store.new_id()}"
         if self.store.find(name) is not None:
@@ -93,7 +86,7 @@ class Resources:
         return self.public(self.store.get(request.path, kind=self.kind.kind))
 
     def list(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         keep = compile_filter(request.query.get("filter"))
         # Stored resources are keyed by the resource they live in, not by the collection path.
         items = self.store.list(self.kind.collection, request.path.rsplit("/", 1)[0])
@@ -111,15 +104,15 @@ class Resources:
                 updated[field] = patch[field]
             else:
                 updated.pop(field, None)
-        checked(self.kind.validate, updated)
+        self.kind.validate(updated)
         updated["updateTime"] = updated["etag"] = now_rfc3339()
         return self.public(self.store.put(request.path, updated))
 
     def create_missing(self, request: VertexRequest) -> Resource:
         collection, resource_id = request.path.rsplit("/", 1)
         body = self.parsed(request.body)
-        checked(validate_resource_id, resource_id, "name", self.kind.id_pattern)
-        checked(self.kind.validate, body)
+        validate_resource_id(resource_id, "name", self.kind.id_pattern)
+        self.kind.validate(body)
         self.require_parent(collection)
         return self.public(self.insert(request.path, body))
 

@@ -20,7 +20,7 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
 from vertexkit.local.vertex.metadata.lineage import artifact_lineage
 from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
-from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
+from vertexkit.local.vertex.metadata.resources import Kind, Resources
 from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
@@ -53,7 +53,7 @@ class MetadataArea(Lifecycle):
     # -- stores -----------------------------------------------------------------------------------
     def ensure_default_store(self, request: VertexRequest) -> None:
         """Vertex makes a location's `default` store on first use; so does the local cloud."""
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         name = f"{request.parent}/{STORES}/{DEFAULT_STORE}"
         if request.params.get("store") == DEFAULT_STORE and self.store.find(name) is None:
             now = now_rfc3339()
@@ -70,10 +70,10 @@ class MetadataArea(Lifecycle):
         return page(self.store.list(STORES, request.path.rsplit("/", 1)[0]), request.query, STORES)
 
     def create_store(self, request: VertexRequest) -> Resource:
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = protos.to_dict(protos.parse(aiplatform_v1.MetadataStore, request.body))
         store_id = request.query.get("metadataStoreId") or DEFAULT_STORE
-        checked(validate_resource_id, store_id, "metadataStoreId", METADATA_ID)
+        validate_resource_id(store_id, "metadataStoreId", METADATA_ID)
         name = f"{request.path}/{store_id}"
         if self.store.find(name) is not None:
             raise bad_request(f"metadataStoreId: store {name} already exists.", "alreadyExists")

@@ -19,7 +19,6 @@ from vertexkit.local.errors import bad_request, conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import compile_filter
-from vertexkit.local.vertex.metadata.resources import checked
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -40,7 +39,7 @@ class MetadataSchemas:
         body.pop("name", None)
         body.pop("createTime", None)
         schema_id = request.query.get("metadataSchemaId") or None
-        checked(validate_resource_id, schema_id, "metadataSchemaId", METADATA_ID)
+        validate_resource_id(schema_id, "metadataSchemaId", METADATA_ID)
         title = schema_title(body.get("schema"))
         check_version(body.get("schemaVersion", ""))
         store_name = request.path.rsplit("/", 1)[0]
@@ -64,7 +63,7 @@ class MetadataSchemas:
         return public(self.store.get(request.path, kind=KIND))
 
     def list(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         keep = compile_filter(request.query.get("filter"))
         schemas = self.store.list(COLLECTION, request.path.rsplit("/", 1)[0])
         return page([public(s) for s in schemas if keep(s)], request.query, "metadataSchemas")

@@ -88,7 +88,7 @@ class PersistentResourcesArea(Lifecycle):
 
     # -- verbs -----------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> Resource:
-        rules.spec_checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         resource_id = rules.validate_resource_id(request.query.get("persistentResourceId"))
         body = parsed(request.body)
         rules.validate_resource(body)
@@ -105,7 +105,7 @@ class PersistentResourcesArea(Lifecycle):
         return public(self.store.get(request.path, kind=KIND))
 
     def list(self, request: VertexRequest) -> Resource:
-        rules.spec_checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         items = [public(r) for r in self.store.list(COLLECTION, request.parent)]
         return page(items, request.query, "persistentResources")
 

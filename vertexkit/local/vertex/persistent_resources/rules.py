@@ -9,12 +9,10 @@ the rule book worker pools use, so a pool accepts exactly the machines a custom 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from vertexkit.local.errors import bad_request, refused
 from vertexkit.local.vertex.store import Resource
 from vertexkit.specs import DiskSpec, MachineSpec
-from vertexkit.specs.errors import SpecError
 from vertexkit.specs.requests import validate_metadata
 
 # persistentResourceId (discovery: "valid characters are /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/").
@@ -28,11 +26,6 @@ RAY_REFUSAL = (
 )
 
 
-def spec_checked(check: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return check(*args, **kwargs)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 def validate_resource_id(resource_id: str | None) -> str:
@@ -48,7 +41,7 @@ def validate_resource_id(resource_id: str | None) -> str:
 
 def validate_resource(body: Resource) -> None:
     """The whole body of a create (or of a resource after an update), before it is stored."""
-    spec_checked(validate_metadata, body, "persistentResource", display_name_required=False)
+    validate_metadata(body, "persistentResource", display_name_required=False)
     if ((body.get("resourceRuntimeSpec") or {}).get("raySpec")) is not None:
         raise refused(RAY_REFUSAL)
     pools = body.get("resourcePools") or []
@@ -64,9 +57,9 @@ def validate_resource(body: Resource) -> None:
 def validate_pool(pool: Resource, field: str) -> None:
     if not (pool.get("machineSpec") or {}).get("machineType"):
         raise bad_request(f"{field}.machineSpec.machineType: is required")
-    spec_checked(MachineSpec.from_api, pool["machineSpec"], f"{field}.machineSpec")
+    MachineSpec.from_api(pool["machineSpec"], f"{field}.machineSpec")
     if "diskSpec" in pool:
-        spec_checked(DiskSpec.from_api, pool["diskSpec"], f"{field}.diskSpec")
+        DiskSpec.from_api(pool["diskSpec"], f"{field}.diskSpec")
     if pool.get("id") and not RESOURCE_ID.match(pool["id"]):
         raise bad_request(
             f"{field}.id: {pool['id']!r} must match ^[a-z]([a-z0-9-]{{0,61}}[a-z0-9])?$"

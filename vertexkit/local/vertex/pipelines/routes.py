@@ -22,7 +22,6 @@ from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs import SpecError
 from vertexkit.specs.cron import Cron, CronError
 from vertexkit.specs.requests import (
     validate_list_query,
@@ -94,7 +93,7 @@ class PipelinesArea(Lifecycle):
 
     # -- pipeline jobs ---------------------------------------------------------------------------
     def create_job(self, request: VertexRequest) -> Resource:
-        spec_checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         job_id = request.query.get("pipelineJobId") or ""
         return responses.public(self.submit_job(request.parent, request.body, job_id))
 
@@ -197,7 +196,7 @@ class PipelinesArea(Lifecycle):
 
     # -- schedules -------------------------------------------------------------------------------
     def create_schedule(self, request: VertexRequest) -> Resource:
-        spec_checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = protos.normalize(aiplatform_v1.Schedule, request.body)
         validate_schedule(body, now=self.scheduler.clock())
         name = f"{request.parent}/schedules/{self.store.new_id()}"
@@ -330,7 +329,7 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
         raise bad_request(f"{field}.pipelineSpec.pipelineInfo.name is required")
     if not spec.get("root", {}).get("dag"):
         raise bad_request(f"{field}.pipelineSpec.root.dag is required: is this a pipeline spec?")
-    spec_checked(validate_metadata, job, field, display_name_required=False)
+    validate_metadata(job, field, display_name_required=False)
     runtime = job.get("runtimeConfig", {})
     root = runtime.get("gcsOutputDirectory") or spec.get("defaultPipelineRoot") or ""
     if not root:
@@ -340,8 +339,7 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
     if not root.startswith("gs://") or len(root) <= len("gs://"):
         raise bad_request(f"{field}.runtimeConfig.gcsOutputDirectory must be gs://BUCKET/PATH")
     _validate_root_bucket(root, f"{field}.runtimeConfig.gcsOutputDirectory")
-    spec_checked(
-        validate_parameter_values,
+    validate_parameter_values(
         spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {}),
         runtime.get("parameterValues") or {},
         f"{field}.runtimeConfig.parameterValues",
@@ -356,22 +354,16 @@ def _validate_root_bucket(root: str, field: str) -> None:
         raise bad_request(f"{field}: {exc.message}") from None
 
 
-def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:
-    """Runs a `vertexkit.specs` rule; its SpecError becomes a 400 naming the field."""
-    try:
-        check(*args, **kwargs)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from None
 
 
 def checked_page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
-    spec_checked(validate_list_query, query)
+    validate_list_query(query)
     return page(items, query, key)
 
 
 def validate_schedule(schedule: Resource, now: datetime, creating: bool = True) -> None:
     """Every refusal before a schedule is stored: each message names the field."""
-    spec_checked(validate_metadata, schedule, "schedule")
+    validate_metadata(schedule, "schedule")
     if "createNotebookExecutionJobRequest" in schedule:
         raise bad_request(
             "schedule.createNotebookExecutionJobRequest: the local cloud schedules pipeline "

@@ -26,7 +26,7 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.registry.model_process import deployed_prebuilt
-from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
+from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
     Predictor,
@@ -108,7 +108,7 @@ class EndpointRegistry:
     # -- create / list / delete / update -------------------------------------------------------
     def create(self, location: str, endpoint_id: str | None, body: dict[str, Any]) -> Resource:
         endpoint = to_dict(parse(aiplatform_v1.Endpoint, body))
-        spec_checked(validate_metadata, endpoint, "endpoint")
+        validate_metadata(endpoint, "endpoint")
         if endpoint.get("trafficSplit") or endpoint.get("deployedModels"):
             raise bad_request("A new endpoint has no deployed models: omit traffic_split.")
         if endpoint_id and not ENDPOINT_ID.match(endpoint_id):
@@ -151,7 +151,7 @@ class EndpointRegistry:
                     f"update_mask path {path!r} cannot be updated; allowed: "
                     f"{sorted(UPDATABLE_FIELDS.values())}."
                 )
-        spec_checked(validate_update, patch, {camel[p] for p in paths}, "endpoint")
+        validate_update(patch, {camel[p] for p in paths}, "endpoint")
         with self.lock:
             endpoint = self.get(name)
             if "traffic_split" in paths or "trafficSplit" in paths:
@@ -173,7 +173,7 @@ class EndpointRegistry:
         """deployModel: validates everything, starts the model server, then records it."""
         request = parse(aiplatform_v1.DeployModelRequest, body)
         deployed = to_dict(request.deployed_model)
-        spec_checked(validate_metadata, deployed, "deployedModel", display_name_required=False)
+        validate_metadata(deployed, "deployedModel", display_name_required=False)
         split = dict(request.traffic_split)
         with self._endpoint_lock(name):
             endpoint = self.get(name)
@@ -247,10 +247,7 @@ class EndpointRegistry:
                 f"{field}.max_replica_count ({maximum}) must be >= min_replica_count ({minimum})."
             )
         # Machine types and accelerators are validated like training machine specs.
-        try:
-            specs.validate_dedicated_resources(resources, "deployedModel.dedicatedResources")
-        except specs.SpecError as exc:
-            raise bad_request(str(exc)) from exc
+        specs.validate_dedicated_resources(resources, "deployedModel.dedicatedResources")
 
     def _new_deployed_model_id(self, endpoint: Resource, requested: str | None) -> str:
         taken = {deployed["id"] for deployed in endpoint.get("deployedModels") or []}

@@ -25,7 +25,6 @@ from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError, model_file, prebuilt_framework
-from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_metadata, validate_update
 
 DEFAULT_ALIAS = "default"
@@ -59,12 +58,6 @@ def export_formats(model_json: Resource) -> list[Resource]:
     return [{"id": "custom-trained", "exportableContents": contents}]
 
 
-def spec_checked(check: Any, *args: Any, **kwargs: Any) -> None:
-    """Runs a `vertexkit.specs` rule; its SpecError becomes a 400 naming the field."""
-    try:
-        check(*args, **kwargs)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from None
 
 
 def split_ref(model_param: str) -> tuple[str, str | None]:
@@ -177,7 +170,7 @@ class ModelRegistry:
         return model, version_id
 
     def _validate_new_model(self, model_json: Resource) -> None:
-        spec_checked(validate_metadata, model_json, "model")
+        validate_metadata(model_json, "model")
         image = (model_json.get("containerSpec") or {}).get("imageUri")
         if not image:
             raise bad_request(
@@ -316,7 +309,7 @@ class ModelRegistry:
                     f"update_mask path {path!r} cannot be updated here; allowed: "
                     f"{sorted(UPDATABLE_FIELDS.values())}."
                 )
-        spec_checked(validate_update, patch, {camel_by_path[p] for p in paths}, "model")
+        validate_update(patch, {camel_by_path[p] for p in paths}, "model")
         with self.lock:
             model, version = self.resolve(location, model_param)
 

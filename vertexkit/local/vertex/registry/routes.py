@@ -14,7 +14,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.registry import endpoint_changes, explain, responses, slices, transfer
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
-from vertexkit.local.vertex.registry.models import ModelRegistry, spec_checked
+from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
 from vertexkit.specs.requests import validate_list_query, validate_parent
@@ -63,13 +63,13 @@ def register(router: VertexRouter, backend: VertexBackend) -> RegistryArea:
 
 
 def checked_page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
-    spec_checked(validate_list_query, query)
+    validate_list_query(query)
     return page(items, query, key)
 
 
 def checked_parent(request: VertexRequest) -> str:
     """The request's `projects/P/locations/L`, refused unless L is a Vertex AI region."""
-    spec_checked(validate_parent, request.params["project"], request.params["location"])
+    validate_parent(request.params["project"], request.params["location"])
     return request.parent
 
 
@@ -199,7 +199,7 @@ def _register_model_transfers(router: VertexRouter, models: ModelRegistry) -> No
 
     @router.route("GET", MODEL + ":listCheckpoints")
     def list_checkpoints(request: VertexRequest) -> Resource:
-        spec_checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         return transfer.list_checkpoints(models, request.parent, _model_param(request))
 
     @router.route("POST", MODEL + ":updateExplanationDataset")

@@ -52,11 +52,6 @@ EARLY_STOPPING_TYPES = ("CheckTrialEarlyStoppingStateMetatdata",
                         "CheckTrialEarlyStoppingStateResponse")  # fmt: skip
 
 
-def checked(check: Callable[..., Any], *args: Any) -> Any:
-    try:
-        return check(*args)
-    except SpecError as exc:
-        raise bad_request(str(exc)) from exc
 
 
 def parsed(message: type, body: Resource) -> Resource:
@@ -73,11 +68,11 @@ class StudiesArea(Lifecycle):
 
     # -- studies ----------------------------------------------------------------------------------
     def create_study(self, request: VertexRequest) -> Resource:
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         body = parsed(aiplatform_v1.Study, request.body)
         for field in STUDY_OUTPUT_ONLY:
             body.pop(field, None)
-        checked(validation.validate_study, body)
+        validation.validate_study(body)
         if self.find_study(request.parent, body["displayName"]):
             raise conflict(f'Study with displayName "{body["displayName"]}" already exists.')
         name = f"{request.path}/{self.store.new_id()}"
@@ -92,7 +87,7 @@ class StudiesArea(Lifecycle):
         return self.store.get(request.path, kind="Study")
 
     def list_studies(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         return page(self.store.list(STUDIES, request.parent), request.query, "studies")
 
     def delete_study(self, request: VertexRequest) -> Resource:
@@ -120,9 +115,9 @@ class StudiesArea(Lifecycle):
             raise bad_request(f"{refused[0]}: output only; the service sets it (allowed: "
                               f"{', '.join(sorted(TRIAL_INPUTS))})")  # fmt: skip
         spec = study_spec(study)
-        checked(validation.check_parameters, spec, body.get("parameters") or [])
+        validation.check_parameters(spec, body.get("parameters") or [])
         if "finalMeasurement" in body:
-            checked(validation.check_final_measurement, spec, body["finalMeasurement"])
+            validation.check_final_measurement(spec, body["finalMeasurement"])
         with self._lock:
             return self.insert_trial(study, body, final="finalMeasurement" in body)
 
@@ -143,7 +138,7 @@ class StudiesArea(Lifecycle):
         return self.store.get(request.path, kind="Trial")
 
     def list_trials(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         study = self.get_study_of(request.path)
         return page(self.store.list(TRIALS, study["name"]), request.query, "trials")
 
@@ -159,7 +154,7 @@ class StudiesArea(Lifecycle):
         suggestionCount. No new trial once the study is COMPLETED (grid exhausted, or
         studyStoppingConfig.maxNumTrials reached)."""
         study = self.get_study_of(request.path)
-        body = checked(suggest_request, request.body)
+        body = suggest_request(request.body)
         started = now_rfc3339()
         with self._lock:
             trials = self.store.list(TRIALS, study["name"])
@@ -247,7 +242,7 @@ class StudiesArea(Lifecycle):
         name = request.path.rsplit(":", 1)[0]
         spec = study_spec(self.get_study_of(name))
         if "finalMeasurement" in body and not body.get("trialInfeasible"):
-            checked(validation.check_final_measurement, spec, body["finalMeasurement"])
+            validation.check_final_measurement(spec, body["finalMeasurement"])
         return self.change_pending(name, lambda trial: complete(spec, trial, body))
 
     def stop_trial(self, request: VertexRequest) -> Resource:

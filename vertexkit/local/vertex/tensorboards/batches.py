@@ -32,8 +32,8 @@ def at(field: str, check: Any, *args: Any) -> None:
     """Runs a spec check, its error prefixed with where in the batch it is."""
     try:
         check(*args)
-    except SpecError as exc:
-        raise bad_request(f"{field}.{exc}" if field else str(exc)) from exc
+    except SpecError as exc:  # the same broken rule, named where it is in the batch
+        raise SpecError(f"{field}.{exc.field}" if field else exc.field, exc.reason) from exc
 
 
 def batch_requests(body: Resource) -> list[Resource]:

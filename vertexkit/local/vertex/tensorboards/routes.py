@@ -20,7 +20,7 @@ from typing import Any
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.metadata.filters import compile_filter
-from vertexkit.local.vertex.metadata.resources import Kind, Resources, checked
+from vertexkit.local.vertex.metadata.resources import Kind, Resources
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
 from vertexkit.local.vertex.tensorboards.batches import TensorboardBatches
@@ -67,7 +67,7 @@ class TensorboardsArea(Lifecycle):
         self.batches = TensorboardBatches(self.runs, self.time_series)
 
     def create_tensorboard(self, request: VertexRequest) -> Resource:
-        checked(validate_parent, request.params["project"], request.params["location"])
+        validate_parent(request.params["project"], request.params["location"])
         operation = self.tensorboards.create(request)
         name = operation["response"]["name"]
         if operation["response"].get("isDefault"):
@@ -95,7 +95,7 @@ class TensorboardsArea(Lifecycle):
 
     # -- experiments: stored, and one per custom job that names this TensorBoard ------------------
     def list_experiments(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         tensorboard = request.path.rsplit("/", 1)[0]
         self.store.get(tensorboard, kind="Tensorboard")
         keep = compile_filter(request.query.get("filter"))
@@ -124,7 +124,7 @@ class TensorboardsArea(Lifecycle):
 
     # -- runs: stored, and one per folder of event files a job wrote ------------------------------
     def list_runs(self, request: VertexRequest) -> Resource:
-        checked(validate_list_query, request.query)
+        validate_list_query(request.query)
         experiment = request.path.rsplit("/", 1)[0]
         keep = compile_filter(request.query.get("filter"))
         found = [r for r in self.all_runs(experiment) if keep(r)]

@@ -18,6 +18,7 @@ from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import models as training_models
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training_pipelines import models
+from vertexkit.specs.errors import SpecError
 
 POLL_SECONDS = 0.05
 STOP_WAIT_SECONDS = 30.0
@@ -139,10 +140,8 @@ class PipelineRun:
         location = self.name.split(f"/{models.COLLECTION}/")[0]
         try:
             operation = self.registry.upload(location, self.upload_request(artifact_uri))
-        except ApiError as exc:
-            return Outcome(
-                models.FAILED, jobs.CODE_INVALID_ARGUMENT, f"Model upload failed: {exc.message}"
-            )
+        except (ApiError, SpecError) as exc:  # refused as an upload request would be
+            return Outcome(models.FAILED, jobs.CODE_INVALID_ARGUMENT, f"Model upload failed: {exc}")
         response = operation["response"]
         model, version = self.registry.resolve_name(
             f"{response['model']}@{response['modelVersionId']}"
