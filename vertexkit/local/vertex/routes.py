@@ -8,7 +8,10 @@ Every resource's `operations` sub-collection is answered by `core.operations`.
 
 from __future__ import annotations
 
+import importlib
+import threading
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +23,7 @@ from vertexkit.local.deferred import Once
 from vertexkit.local.handles import CloudHandles
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.iam import IamPolicies
 from vertexkit.local.vertex.core.operations import OperationsCollection
 from vertexkit.local.vertex.router import VertexRouter
@@ -31,6 +35,21 @@ if TYPE_CHECKING:
 
 METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
 LOCATION = "projects/{project}/locations/{location}"
+# Every Vertex area, one folder each under vertexkit/local/vertex/ with a `routes.register`:
+# a new resource family is its folder and one line here.
+AREAS = (
+    "training",  # customJobs, hyperparameterTuningJobs
+    "registry",  # models, evaluations, endpoints
+    "pipelines",  # pipelineJobs, schedules
+    "training_pipelines",
+    "datasets",
+    "metadata",  # metadataStores
+    "tensorboards",
+    "batch_prediction",
+    "studies",  # Vizier
+    "persistent_resources",
+    "deployment_resource_pools",
+)
 IAM_RESOURCES = {
     f"{LOCATION}/models/{{model}}": "Model",
     f"{LOCATION}/datasets/{{dataset}}": "Dataset",
@@ -68,45 +87,17 @@ class VertexService(Lifecycle):
         return areas
 
     def _register_areas(self) -> list[Lifecycle]:
-        from vertexkit.local.vertex.batch_prediction.routes import (
-            register as register_batch_prediction,
-        )
-        from vertexkit.local.vertex.datasets.routes import register as register_datasets
-        from vertexkit.local.vertex.deployment_resource_pools.routes import (
-            register as register_deployment_resource_pools,
-        )
-        from vertexkit.local.vertex.metadata.routes import register as register_metadata
-        from vertexkit.local.vertex.persistent_resources.routes import (
-            register as register_persistent_resources,
-        )
-        from vertexkit.local.vertex.pipelines.routes import register as register_pipelines
-        from vertexkit.local.vertex.registry.routes import register as register_registry
-        from vertexkit.local.vertex.studies.routes import register as register_studies
-        from vertexkit.local.vertex.tensorboards.routes import register as register_tensorboards
+        """Each area of AREAS registers its routes on the context's router."""
+        from vertexkit.local.vertex.registry.models import ModelRegistry
         from vertexkit.local.vertex.training.execution import Executor
-        from vertexkit.local.vertex.training.routes import register as register_training
-        from vertexkit.local.vertex.training_pipelines.routes import (
-            register as register_training_pipelines,
-        )
 
-        router, backend = self.router, self.backend
-        executor = self._executor = Executor(backend)
-        registry = self._registry = register_registry(router, backend)
-        # Custom jobs, tuning jobs, training pipelines and batch prediction run on one executor;
-        # the last two upload to and read from the registry's models.
-        return [
-            register_training(router, backend, executor),
-            registry,
-            register_pipelines(router, backend),
-            register_training_pipelines(router, backend, executor, registry.models),
-            register_datasets(router, backend),
-            register_metadata(router, backend),
-            register_tensorboards(router, backend),
-            register_batch_prediction(router, backend, executor, registry.models),
-            register_persistent_resources(router, backend),
-            register_deployment_resource_pools(router, backend),
-            register_studies(router, backend),
-        ]
+        # One lock for the registry's writes that span models and endpoints.
+        models = ModelRegistry(self.backend, threading.RLock())
+        executor = self._executor = Executor(self.backend)
+        context = AreaContext(self.router, self.backend, executor, models)
+        areas = [_area_routes(name).register(context) for name in AREAS]
+        self._registry = areas[AREAS.index("registry")]  # type: ignore[assignment]
+        return areas
 
     def _register_operations(self) -> None:
         """Every resource's `operations` sub-collection, and each location's (`core.operations`)."""
@@ -144,3 +135,9 @@ class VertexService(Lifecycle):
         if self._executor is not None:  # after the areas: their jobs end on it
             self._executor.close()
         self.backend.close()
+
+
+def _area_routes(name: str) -> ModuleType:
+    """An area's routes, imported when the areas load (they import every `aiplatform_v1` type
+    they parse with: see `VertexService.__init__`)."""
+    return importlib.import_module(f"vertexkit.local.vertex.{name}.routes")

@@ -16,6 +16,7 @@ from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.models import COLLECTION, KIND
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
@@ -26,7 +27,7 @@ from vertexkit.local.vertex.jobs.verbs import (
 )
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
@@ -136,9 +137,8 @@ def check_servable(version: Resource) -> None:
             raise failed_precondition(f"model: {exc.message}") from exc
 
 
-def register(
-    router: VertexRouter, backend: VertexBackend, executor: Executor, models: ModelRegistry
-) -> BatchPredictionArea:
-    area = BatchPredictionArea(backend, executor, models)
+def register(context: AreaContext) -> BatchPredictionArea:
+    router = context.router
+    area = BatchPredictionArea(context.backend, context.executor, context.models)
     register_job_collection(router, f"{LOCATION}/{COLLECTION}", area.create, area)
     return area

@@ -15,6 +15,7 @@ from vertexkit.local.errors import bad_request
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.datasets import sources, transfer
 from vertexkit.local.vertex.datasets.items import DatasetItems
 from vertexkit.local.vertex.datasets.versions import DatasetVersions
@@ -95,7 +96,8 @@ def find_dataset(backend: VertexBackend, location: str, dataset_id: str) -> Reso
     return backend.store.find(f"{location}/{COLLECTION}/{dataset_id}")
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> DatasetsArea:
+def register(context: AreaContext) -> DatasetsArea:
+    router, backend = context.router, context.backend
     area = DatasetsArea(backend)
     collection = f"{LOCATION}/{COLLECTION}"
     dataset = f"{collection}/{{dataset}}"

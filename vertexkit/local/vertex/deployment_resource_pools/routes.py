@@ -22,7 +22,8 @@ from vertexkit.local.errors import bad_request, conflict, failed_precondition
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import validate_dedicated_resources
@@ -177,7 +178,8 @@ class DeploymentResourcePoolsArea(Lifecycle):
         ]
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> DeploymentResourcePoolsArea:
+def register(context: AreaContext) -> DeploymentResourcePoolsArea:
+    router, backend = context.router, context.backend
     area = DeploymentResourcePoolsArea(backend)
     router.route("POST", f"{LOCATION}/{COLLECTION}")(area.create)
     router.route("GET", f"{LOCATION}/{COLLECTION}")(area.list)

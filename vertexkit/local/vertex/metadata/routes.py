@@ -17,12 +17,13 @@ from vertexkit.local.errors import bad_request, not_found
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
 from vertexkit.local.vertex.metadata.lineage import artifact_lineage
 from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
 from vertexkit.local.vertex.metadata.resources import Kind, Resources
 from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.metadata import METADATA_ID, validate_metadata_node, validate_resource_id
@@ -198,7 +199,8 @@ def remove(node: Resource, key: str, value: str) -> None:
     node[key] = [v for v in node.get(key, []) if v != value]
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> MetadataArea:
+def register(context: AreaContext) -> MetadataArea:
+    router, backend = context.router, context.backend
     area = MetadataArea(backend)
     router.route("GET", f"{LOCATION}/{STORES}")(area.list_stores)
     router.route("POST", f"{LOCATION}/{STORES}")(area.create_store)

@@ -22,9 +22,10 @@ from vertexkit.local.errors import ApiError, bad_request, conflict, failed_preco
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.persistent_resources import rules
 from vertexkit.local.vertex.persistent_resources.jobs import COLLECTION, RUNNING
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.requests import validate_list_query, validate_parent
@@ -171,7 +172,8 @@ def public(resource: Resource) -> Resource:
     return {key: value for key, value in resource.items() if not key.startswith("_")}
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> PersistentResourcesArea:
+def register(context: AreaContext) -> PersistentResourcesArea:
+    router, backend = context.router, context.backend
     area = PersistentResourcesArea(backend)
     router.route("POST", f"{LOCATION}/{COLLECTION}")(area.create)
     router.route("GET", f"{LOCATION}/{COLLECTION}")(area.list)

@@ -16,6 +16,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.pipelines import models, responses
 from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
@@ -409,5 +410,5 @@ def _iso(moment: datetime) -> str:
     return models.format_time(moment).replace(".000000Z", "Z")
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> PipelinesArea:
-    return PipelinesArea(router, backend)
+def register(context: AreaContext) -> PipelinesArea:
+    return PipelinesArea(context.router, context.backend)

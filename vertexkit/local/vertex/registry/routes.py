@@ -7,11 +7,10 @@ always dials Google's host; `:rawPredict` is served here for plain HTTP clients.
 
 from __future__ import annotations
 
-import threading
-
 from vertexkit.local.errors import refused
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.registry import endpoint_changes, explain, responses, slices, transfer
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
 from vertexkit.local.vertex.registry.models import ModelRegistry
@@ -32,10 +31,9 @@ ENDPOINT = ENDPOINTS + "/{endpoint}"
 class RegistryArea(Lifecycle):
     """The registry's state objects; `close()` stops every model server process."""
 
-    def __init__(self, backend: VertexBackend) -> None:
-        lock = threading.RLock()  # one lock for writes that span models and endpoints
-        self.models = ModelRegistry(backend, lock)
-        self.endpoints = EndpointRegistry(backend, self.models, lock)
+    def __init__(self, backend: VertexBackend, models: ModelRegistry) -> None:
+        self.models = models  # built by the Vertex service: training pipelines upload to it
+        self.endpoints = EndpointRegistry(backend, models, models.lock)
         self._display_names: dict[str, str] = {}
 
     def model_display_name(self, deployed: Resource) -> str:
@@ -52,8 +50,9 @@ class RegistryArea(Lifecycle):
         self.endpoints.close()
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> RegistryArea:
-    area = RegistryArea(backend)
+def register(context: AreaContext) -> RegistryArea:
+    router = context.router
+    area = RegistryArea(context.backend, context.models)
     _register_models(router, area.models)
     _register_model_transfers(router, area.models)
     _register_slices(router, area.models)

@@ -31,7 +31,8 @@ from vertexkit.local.errors import bad_request, conflict, failed_precondition, n
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.local.vertex.studies import optimizer, ranking, validation
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -320,7 +321,8 @@ def study_seed(study: Resource) -> int:
     return int(study["name"].rsplit("/", 1)[1]) % 2**32
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> StudiesArea:
+def register(context: AreaContext) -> StudiesArea:
+    router, backend = context.router, context.backend
     area = StudiesArea(backend)
     router.route("POST", f"{LOCATION}/studies")(area.create_study)
     router.route("GET", f"{LOCATION}/studies")(area.list_studies)

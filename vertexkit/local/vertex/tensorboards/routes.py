@@ -19,6 +19,7 @@ from typing import Any
 
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.metadata.filters import compile_filter
 from vertexkit.local.vertex.metadata.resources import Kind, Resources
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
@@ -189,7 +190,8 @@ def event_run(experiment: str, job: Resource, logs: Any, folder: Any) -> Resourc
     }
 
 
-def register(router: VertexRouter, backend: VertexBackend) -> TensorboardsArea:
+def register(context: AreaContext) -> TensorboardsArea:
+    router, backend = context.router, context.backend
     area = TensorboardsArea(backend)
     collection = f"{LOCATION}/tensorboards"
     router.route("POST", collection)(area.create_tensorboard)

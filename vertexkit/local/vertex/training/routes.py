@@ -12,6 +12,7 @@ from vertexkit.local.errors import bad_request
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
 from vertexkit.local.vertex.jobs.verbs import (
@@ -21,7 +22,7 @@ from vertexkit.local.vertex.jobs.verbs import (
     register_job_collection,
 )
 from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
@@ -127,8 +128,9 @@ class TrainingArea(Lifecycle):
         return "CustomJob" if "/customJobs/" in name else "HyperparameterTuningJob"
 
 
-def register(router: VertexRouter, backend: VertexBackend, executor: Executor) -> TrainingArea:
-    area = TrainingArea(backend, executor)
+def register(context: AreaContext) -> TrainingArea:
+    router = context.router
+    area = TrainingArea(context.backend, context.executor)
     creators = {
         models.CUSTOM_JOBS: area.create_custom_job,
         models.TUNING_JOBS: area.create_tuning_job,

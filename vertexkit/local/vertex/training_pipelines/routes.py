@@ -14,6 +14,7 @@ from vertexkit.local.errors import ApiError, not_found
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
@@ -24,7 +25,7 @@ from vertexkit.local.vertex.jobs.verbs import (
     register_job_collection,
 )
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
-from vertexkit.local.vertex.router import VertexRequest, VertexRouter
+from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
@@ -162,12 +163,8 @@ class TrainingPipelinesArea(Lifecycle):
         return delete_ended(self.backend, request.path, "TrainingPipeline", models.is_terminal)
 
 
-def register(
-    router: VertexRouter,
-    backend: VertexBackend,
-    executor: Executor,
-    registered_models: ModelRegistry,
-) -> TrainingPipelinesArea:
-    area = TrainingPipelinesArea(backend, executor, registered_models)
+def register(context: AreaContext) -> TrainingPipelinesArea:
+    router = context.router
+    area = TrainingPipelinesArea(context.backend, context.executor, context.models)
     register_job_collection(router, f"{LOCATION}/{models.COLLECTION}", area.create, area)
     return area
