@@ -12,7 +12,7 @@ artifact is always in. The answer's events are those between the answer's nodes.
 from __future__ import annotations
 
 from vertexkit.local.errors import bad_request
-from vertexkit.local.vertex.metadata.filters import Predicate, compile_filter
+from vertexkit.local.vertex.core.filters import Predicate, compile_filter
 from vertexkit.local.vertex.store import Resource, ResourceStore
 
 UNLIMITED = -1

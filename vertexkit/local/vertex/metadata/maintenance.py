@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from vertexkit.local.errors import bad_request
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.metadata.filters import compile_filter
+from vertexkit.local.vertex.core.filters import compile_filter
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource
 from vertexkit.runtime.gapic import aiplatform_v1

@@ -18,10 +18,10 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
-from vertexkit.local.vertex.metadata.filters import CONTEXTS_KEY
+from vertexkit.local.vertex.core.filters import CONTEXTS_KEY
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.metadata.lineage import artifact_lineage
 from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
-from vertexkit.local.vertex.metadata.resources import Kind, Resources
 from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
@@ -34,11 +34,11 @@ STORES = "metadataStores"
 STORE = f"{LOCATION}/{STORES}/{{store}}"
 DEFAULT_STORE = "default"
 KINDS = {
-    "contexts": Kind("metadataContexts", "Context", aiplatform_v1.Context, "contextId",
+    "contexts": Recipe("metadataContexts", "Context", aiplatform_v1.Context, "contextId",
                      METADATA_ID, "contexts", validate_metadata_node),
-    "artifacts": Kind("metadataArtifacts", "Artifact", aiplatform_v1.Artifact, "artifactId",
+    "artifacts": Recipe("metadataArtifacts", "Artifact", aiplatform_v1.Artifact, "artifactId",
                       METADATA_ID, "artifacts", validate_metadata_node),
-    "executions": Kind("metadataExecutions", "Execution", aiplatform_v1.Execution,
+    "executions": Recipe("metadataExecutions", "Execution", aiplatform_v1.Execution,
                        "executionId", METADATA_ID, "executions", validate_metadata_node),
 }  # fmt: skip
 
@@ -47,7 +47,7 @@ class MetadataArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store
-        self.nodes = {segment: Resources(backend, kind) for segment, kind in KINDS.items()}
+        self.nodes = {segment: StandardMethods(backend, kind) for segment, kind in KINDS.items()}
         self.maintenance = Maintenance(backend)
         self.schemas = MetadataSchemas(backend)
 
@@ -156,7 +156,7 @@ class MetadataArea(Lifecycle):
         graph = self.subgraph(executions)
         known = {a["name"] for a in graph.get("artifacts", [])}
         graph["artifacts"] = graph.get("artifacts", []) + [
-            Resources.public(a) for a in self.store.list("metadataArtifacts")
+            StandardMethods.public(a) for a in self.store.list("metadataArtifacts")
             if context in a.get(CONTEXTS_KEY, []) and a["name"] not in known
         ]  # fmt: skip
         return graph
@@ -168,8 +168,8 @@ class MetadataArea(Lifecycle):
         ]
         artifacts = [self.store.find(name) for name in dict.fromkeys(e["artifact"] for e in events)]
         return {
-            "artifacts": [Resources.public(a) for a in artifacts if a is not None],
-            "executions": [Resources.public(e) for e in executions],
+            "artifacts": [StandardMethods.public(a) for a in artifacts if a is not None],
+            "executions": [StandardMethods.public(e) for e in executions],
             "events": events,
         }
 
@@ -211,14 +211,9 @@ def register(context: AreaContext) -> MetadataArea:
     router.route("GET", f"{STORE}/metadataSchemas/{{schema}}")(area.in_store(area.schemas.get))
     for segment in PURGES:
         router.route("POST", f"{STORE}/{segment}:purge")(area.purge_handler(segment))
-    for segment in KINDS:
-        collection = f"{STORE}/{segment}"
-        node = f"{collection}/{{node}}"
-        router.route("POST", collection)(area.node_handler(segment, "create"))
-        router.route("GET", collection)(area.node_handler(segment, "list"))
-        router.route("GET", node)(area.node_handler(segment, "get"))
-        router.route("PATCH", node)(area.node_handler(segment, "patch"))
-        router.route("DELETE", node)(area.node_handler(segment, "delete"))
+    for segment, nodes in area.nodes.items():
+        own = {method: area.node_handler(segment, method) for method in nodes.kind.methods}
+        nodes.register(router, f"{STORE}/{segment}", own)  # each in an existing store
     context = f"{STORE}/contexts/{{node}}"
     execution = f"{STORE}/executions/{{node}}"
     router.route("POST", f"{context}:addContextArtifactsAndExecutions")(

@@ -18,7 +18,7 @@ import yaml
 from vertexkit.local.errors import bad_request, conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.metadata.filters import compile_filter
+from vertexkit.local.vertex.core.filters import compile_filter
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1

@@ -11,7 +11,7 @@ from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request, conflict
 from vertexkit.local.vertex import protos
-from vertexkit.local.vertex.metadata.resources import Resources, snake_to_camel
+from vertexkit.local.vertex.core.recipe import StandardMethods, snake_to_camel
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339
 from vertexkit.local.vertex.tensorboards.writes import verb_target
@@ -46,7 +46,7 @@ def batch_requests(body: Resource) -> list[Resource]:
 
 
 class TensorboardBatches:
-    def __init__(self, runs: Resources, time_series: Resources) -> None:
+    def __init__(self, runs: StandardMethods, time_series: StandardMethods) -> None:
         self.runs = runs
         self.time_series = time_series
         self.store = runs.store
@@ -99,12 +99,12 @@ class TensorboardBatches:
         at(f"{field}.tensorboardTimeSeries", self.time_series.kind.validate, series)
         return f"{run}/timeSeries/{series_id}", series
 
-    def insert_all(self, resources: Resources, planned: Planned) -> list[Resource]:
+    def insert_all(self, resources: StandardMethods, planned: Planned) -> list[Resource]:
         names = [name for name, _ in planned]
         for index, name in enumerate(names):
             if name in names[:index] or self.store.find(name) is not None:
                 raise conflict(f'{resources.kind.kind} "{name}" already exists.')
-        return [Resources.public(resources.insert(name, body)) for name, body in planned]
+        return [StandardMethods.public(resources.insert(name, body)) for name, body in planned]
 
     # -- timeSeries.patch ---------------------------------------------------------------------
     def patch_series(self, request: VertexRequest) -> Resource:
@@ -123,7 +123,7 @@ class TensorboardBatches:
             apply_field(updated, patch, field, current)
         at("", self.time_series.kind.validate, updated)
         updated["updateTime"] = updated["etag"] = now_rfc3339()
-        return Resources.public(self.store.put(request.path, updated))
+        return StandardMethods.public(self.store.put(request.path, updated))
 
 
 def apply_field(updated: Resource, patch: Resource, field: str, current: Resource) -> None:

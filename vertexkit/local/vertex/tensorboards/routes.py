@@ -20,8 +20,8 @@ from typing import Any
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
-from vertexkit.local.vertex.metadata.filters import compile_filter
-from vertexkit.local.vertex.metadata.resources import Kind, Resources
+from vertexkit.local.vertex.core.filters import compile_filter
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, page
 from vertexkit.local.vertex.tensorboards.batches import TensorboardBatches
@@ -39,19 +39,27 @@ from vertexkit.specs.requests import validate_list_query, validate_parent
 LOCATION = "projects/{project}/locations/{location}"
 TENSORBOARD = f"{LOCATION}/tensorboards/{{tensorboard}}"
 EXPERIMENT = f"{TENSORBOARD}/experiments/{{experiment}}"
-TENSORBOARDS = Kind("tensorboards", "Tensorboard", aiplatform_v1.Tensorboard, "tensorboardId",
-                    TENSORBOARD_ID, "tensorboards", validate_tensorboard,
-                    "CreateTensorboardOperationMetadata")  # fmt: skip
-EXPERIMENTS = Kind("tensorboardExperiments", "TensorboardExperiment",
-                   aiplatform_v1.TensorboardExperiment, "tensorboardExperimentId", TENSORBOARD_ID,
-                   "tensorboardExperiments",
-                   lambda body: validate_tensorboard_child(body, name_required=False))  # fmt: skip
-RUNS = Kind("tensorboardRuns", "TensorboardRun", aiplatform_v1.TensorboardRun, "tensorboardRunId",
-            TENSORBOARD_ID, "tensorboardRuns",
-            lambda body: validate_tensorboard_child(body, name_required=True))  # fmt: skip
-TIME_SERIES = Kind("tensorboardTimeSeries", "TensorboardTimeSeries",
-                   aiplatform_v1.TensorboardTimeSeries, "tensorboardTimeSeriesId", TENSORBOARD_ID,
-                   "tensorboardTimeSeries", validate_time_series)  # fmt: skip
+TENSORBOARDS = Recipe(
+    "tensorboards", "Tensorboard", aiplatform_v1.Tensorboard, "tensorboardId", TENSORBOARD_ID,
+    "tensorboards", validate_tensorboard, "CreateTensorboardOperationMetadata",
+    children=("tensorboardExperiments", "tensorboardRuns", "tensorboardTimeSeries"),
+)  # fmt: skip
+EXPERIMENTS = Recipe(
+    "tensorboardExperiments", "TensorboardExperiment", aiplatform_v1.TensorboardExperiment,
+    "tensorboardExperimentId", TENSORBOARD_ID, "tensorboardExperiments",
+    lambda body: validate_tensorboard_child(body, name_required=False),
+    children=("tensorboardRuns", "tensorboardTimeSeries"),
+)  # fmt: skip
+RUNS = Recipe(
+    "tensorboardRuns", "TensorboardRun", aiplatform_v1.TensorboardRun, "tensorboardRunId",
+    TENSORBOARD_ID, "tensorboardRuns",
+    lambda body: validate_tensorboard_child(body, name_required=True),
+    children=("tensorboardTimeSeries",),
+)  # fmt: skip
+TIME_SERIES = Recipe(
+    "tensorboardTimeSeries", "TensorboardTimeSeries", aiplatform_v1.TensorboardTimeSeries,
+    "tensorboardTimeSeriesId", TENSORBOARD_ID, "tensorboardTimeSeries", validate_time_series,
+)  # fmt: skip
 CUSTOM_JOBS = "customJobs"
 
 
@@ -59,10 +67,10 @@ class TensorboardsArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store
-        self.tensorboards = Resources(backend, TENSORBOARDS)
-        self.experiments = Resources(backend, EXPERIMENTS)
-        self.runs = Resources(backend, RUNS)
-        self.time_series = Resources(backend, TIME_SERIES)
+        self.tensorboards = StandardMethods(backend, TENSORBOARDS)
+        self.experiments = StandardMethods(backend, EXPERIMENTS)
+        self.runs = StandardMethods(backend, RUNS)
+        self.time_series = StandardMethods(backend, TIME_SERIES)
         self.writes = TensorboardWrites(self.store, self.run_exists)
         self.reads = TensorboardReads(self.store)
         self.batches = TensorboardBatches(self.runs, self.time_series)
@@ -110,7 +118,8 @@ class TensorboardsArea(Lifecycle):
         return self.experiments.get(request)  # answers the 404
 
     def all_experiments(self, tensorboard: str) -> list[Resource]:
-        stored = [Resources.public(e) for e in self.store.list(EXPERIMENTS.collection, tensorboard)]
+        listed = self.store.list(EXPERIMENTS.collection, tensorboard)
+        stored = [StandardMethods.public(e) for e in listed]
         names = {e["name"] for e in stored}
         from_jobs = [e for e in self.job_experiments(tensorboard) if e["name"] not in names]
         return stored + from_jobs
@@ -141,7 +150,7 @@ class TensorboardsArea(Lifecycle):
         return any(run["name"] == name for run in self.all_runs(name.rsplit("/runs/", 1)[0]))
 
     def all_runs(self, experiment: str) -> list[Resource]:
-        stored = [Resources.public(r) for r in self.store.list(RUNS.collection, experiment)]
+        stored = [StandardMethods.public(r) for r in self.store.list(RUNS.collection, experiment)]
         job = self.store.find(experiment_job_name(experiment))
         if (
             job is None
@@ -193,31 +202,18 @@ def event_run(experiment: str, job: Resource, logs: Any, folder: Any) -> Resourc
 def register(context: AreaContext) -> TensorboardsArea:
     router, backend = context.router, context.backend
     area = TensorboardsArea(backend)
-    collection = f"{LOCATION}/tensorboards"
-    router.route("POST", collection)(area.create_tensorboard)
-    router.route("GET", collection)(area.tensorboards.list)
-    router.route("GET", TENSORBOARD)(area.get_tensorboard)
-    router.route("PATCH", TENSORBOARD)(area.tensorboards.patch)
-    router.route("DELETE", TENSORBOARD)(area.tensorboards.delete)
+    # The recipes' standard methods, with the area's own where it adds to them.
+    own = {"create": area.create_tensorboard, "get": area.get_tensorboard}
+    area.tensorboards.register(router, f"{LOCATION}/tensorboards", own)
+    own = {"list": area.list_experiments, "get": area.get_experiment}
+    area.experiments.register(router, f"{TENSORBOARD}/experiments", own)
+    area.runs.register(router, f"{EXPERIMENT}/runs", {"list": area.list_runs, "get": area.get_run})
+    own = {"create": area.create_time_series, "patch": area.batches.patch_series}
+    area.time_series.register(router, f"{EXPERIMENT}/runs/{{run}}/timeSeries", own)
     router.route("GET", f"{TENSORBOARD}:batchRead")(area.reads.batch_read)
     router.route("GET", f"{TENSORBOARD}:readSize")(area.reads.read_size)
     router.route("GET", f"{TENSORBOARD}:readUsage")(area.reads.read_usage)
     register_data(router, area)
-    router.route("POST", f"{TENSORBOARD}/experiments")(area.experiments.create)
-    router.route("GET", f"{TENSORBOARD}/experiments")(area.list_experiments)
-    router.route("GET", EXPERIMENT)(area.get_experiment)
-    router.route("PATCH", EXPERIMENT)(area.experiments.patch)
-    router.route("DELETE", EXPERIMENT)(area.experiments.delete)
-    router.route("POST", f"{EXPERIMENT}/runs")(area.runs.create)
-    router.route("GET", f"{EXPERIMENT}/runs")(area.list_runs)
-    router.route("GET", f"{EXPERIMENT}/runs/{{run}}")(area.get_run)
-    router.route("PATCH", f"{EXPERIMENT}/runs/{{run}}")(area.runs.patch)
-    router.route("DELETE", f"{EXPERIMENT}/runs/{{run}}")(area.runs.delete)
-    series = f"{EXPERIMENT}/runs/{{run}}/timeSeries"
-    router.route("POST", series)(area.create_time_series)
-    router.route("GET", series)(area.time_series.list)
-    router.route("GET", f"{series}/{{series}}")(area.time_series.get)
-    router.route("DELETE", f"{series}/{{series}}")(area.time_series.delete)
     return area
 
 
@@ -229,7 +225,6 @@ def register_data(router: VertexRouter, area: TensorboardsArea) -> None:
     router.route("POST", f"{EXPERIMENT}:write")(area.writes.write_experiment)
     router.route("POST", f"{EXPERIMENT}/runs:batchCreate")(area.batches.create_runs)
     router.route("POST", f"{run}:write")(area.writes.write_run)
-    router.route("PATCH", one_series)(area.batches.patch_series)
     router.route("GET", f"{one_series}:read")(area.reads.read)
     router.route("GET", f"{one_series}:readBlobData")(area.reads.read_blob_data)
     router.route("POST", f"{one_series}:exportTensorboardTimeSeries")(area.reads.export)

@@ -3,7 +3,7 @@
 import pytest
 
 from vertexkit.local.errors import ApiError
-from vertexkit.local.vertex.metadata.filters import compile_filter
+from vertexkit.local.vertex.core.filters import compile_filter
 
 RUN = {"schemaTitle": "system.ExperimentRun", "parentContexts": ["ctx/exp"], "displayName": "r1"}
 EXPERIMENT = {"schemaTitle": "system.Experiment", "displayName": "exp", "isDefault": True}

@@ -1,7 +1,14 @@
-"""One collection of simple Vertex resources (metadata contexts, artifacts, executions;
-tensorboards, their experiments and runs): create with a client-chosen ID, get, list with a
-filter, patch, delete. Every create is parsed with its `aiplatform_v1` type and checked by
-`vertexkit.specs` before anything is stored."""
+"""A Vertex resource's recipe and the standard methods it declares, written once.
+
+A `Recipe` says what a resource is (its `aiplatform_v1` message, store collection, ID
+parameter and pattern, list key, the `vertexkit.specs` rule its body must pass, whether create
+answers a long-running operation, what is deleted with it); `StandardMethods` answers create
+(with a client-chosen ID), get, list (filter, pageSize/pageToken), patch (updateMask,
+allowMissing) and delete for it, and `register` puts them on the router at the collection's
+URL template, taking an area's own handler where it has one. Every create and patch is parsed
+with the message type and checked before anything is stored. Metadata contexts, artifacts and
+executions and TensorBoard's resources are recipes; their areas add only their custom verbs.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +19,8 @@ from dataclasses import dataclass
 from vertexkit.local.errors import conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.metadata.filters import compile_filter
-from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.core.filters import compile_filter
+from vertexkit.local.vertex.router import Handler, VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.specs.metadata import validate_resource_id
 from vertexkit.specs.requests import validate_list_query
@@ -22,8 +29,11 @@ OUTPUT_ONLY = ("name", "createTime", "updateTime", "etag", "parentContexts", "ru
                "blobStoragePathPrefix")  # fmt: skip
 
 
+STANDARD_METHODS = ("create", "list", "get", "patch", "delete")
+
+
 @dataclass(frozen=True)
-class Kind:
+class Recipe:
     collection: str  # the store's collection, e.g. "metadataContexts"
     kind: str  # the resource's type name, e.g. "Context"
     message: type  # its aiplatform_v1 type
@@ -32,6 +42,8 @@ class Kind:
     list_key: str  # the list response's field, e.g. "contexts"
     validate: Callable[[Resource], None]
     create_operation: str | None = None  # the create's operation metadata type, if it is an LRO
+    children: tuple[str, ...] = ()  # store collections deleted with it (a tensorboard's runs)
+    methods: tuple[str, ...] = STANDARD_METHODS  # which standard methods Google gives it
 
 
 
@@ -41,11 +53,27 @@ def snake_to_camel(path: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-class Resources:
-    def __init__(self, backend: VertexBackend, kind: Kind) -> None:
+class StandardMethods:
+    def __init__(self, backend: VertexBackend, kind: Recipe) -> None:
         self.backend = backend
         self.store = backend.store
         self.kind = kind
+
+    def register(
+        self, router: VertexRouter, collection: str, own: dict[str, Handler] | None = None
+    ) -> None:
+        """The recipe's standard methods at `collection` (a URL template such as
+        `projects/{project}/locations/{location}/tensorboards`); `own` replaces some of them
+        with the area's handlers (a get that adds computed fields)."""
+        own = own or {}
+        one = f"{collection}/{{{self.kind.collection}Id}}"
+        templates = {
+            "create": ("POST", collection), "list": ("GET", collection), "get": ("GET", one),
+            "patch": ("PATCH", one), "delete": ("DELETE", one),
+        }  # fmt: skip
+        for method in self.kind.methods:
+            http_method, template = templates[method]
+            router.route(http_method, template)(own.get(method) or getattr(self, method))
 
     # -- create -----------------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> Resource:
@@ -125,13 +153,13 @@ class Resources:
         return self.backend.operations.finish(operation["name"])
 
     def store_children(self, name: str) -> list[str]:
-        """Names stored under `name` (a tensorboard's experiments and runs go with it)."""
-        found = []
-        for collection in ("tensorboardExperiments", "tensorboardRuns", "tensorboardTimeSeries"):
-            found += [
-                r["name"] for r in self.store.list(collection) if r["name"].startswith(f"{name}/")
-            ]
-        return found
+        """Names stored under `name` in the recipe's child collections."""
+        return [
+            child["name"]
+            for collection in self.kind.children
+            for child in self.store.list(collection)
+            if child["name"].startswith(f"{name}/")
+        ]
 
     @staticmethod
     def public(resource: Resource) -> Resource:
