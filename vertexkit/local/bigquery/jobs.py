@@ -19,7 +19,14 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery import billing, information_schema, script_text, scripting
+from vertexkit.local.bigquery import (
+    billing,
+    information_schema,
+    routine_ddl,
+    routines,
+    script_text,
+    scripting,
+)
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -163,6 +170,8 @@ class JobRunner:
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                for routine in translation.routines:
+                    routines.require(cur, routine)
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
                 if translation.statement_type == "SELECT":
@@ -203,6 +212,9 @@ class JobRunner:
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
+        function_ddl = routine_ddl.parse(config["query"])
+        if function_ddl is not None:
+            return self._function_ddl(project, default_dataset, function_ddl, run)
         translation = translate(
             config["query"], project, default_dataset, self._column_types, run.scope
         )
@@ -219,6 +231,8 @@ class JobRunner:
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            for routine in translation.routines:
+                routines.require(cur, routine)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
             if destination is not None and anonymous:
@@ -244,6 +258,15 @@ class JobRunner:
                 stats["dmlStats"] = {
                     _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
                 }
+            self._record_in(cur, run, stats)
+        return stats
+
+    def _function_ddl(
+        self, project: str, default: tuple[str, str] | None, statement: Any, run: RunningJob
+    ) -> dict:
+        """CREATE FUNCTION / DROP FUNCTION: a routine made or dropped in the job's transaction."""
+        with run.transaction() as cur:
+            stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
             self._record_in(cur, run, stats)
         return stats
 
