@@ -206,3 +206,29 @@ def test_routine_iam_policy_round_trip(client: bigquery.Client, dataset: str) ->
         data={"permissions": ["bigquery.routines.get"]},
     )
     assert held == {"permissions": ["bigquery.routines.get"]}
+
+
+def test_update_from_a_stale_etag_is_refused(client: bigquery.Client, dataset: str) -> None:
+    made = add_one(client, dataset)
+    fields = ["body", "arguments", "return_type", "type_"]
+    made.body = "x + 2"
+    client.update_routine(made, fields)  # sends If-Match: the etag it read, still current
+    made.body = "x + 3"
+    # If-Match with the etag the routine had before: 412 Precondition Failed
+    with pytest.raises(exceptions.PreconditionFailed):
+        client.update_routine(made, fields)
+    assert scalar(client, f"SELECT {dataset}.add_one(0)") == 2
+
+
+def test_a_routine_over_table_columns(client: bigquery.Client, dataset: str) -> None:
+    client.query_and_wait(f"CREATE TABLE {dataset}.n AS SELECT x FROM UNNEST([1, 2, 3, 4]) AS x")
+    client.query_and_wait(f"CREATE FUNCTION {dataset}.is_even(v INT64) AS (MOD(v, 2) = 0)")
+    got = client.query_and_wait(f"SELECT x FROM {dataset}.n WHERE {dataset}.is_even(x) ORDER BY x")
+    assert [row.x for row in got] == [2, 4]  # MOD(x, 2) = 0 for x in 1..4
+
+
+def test_names_differing_only_in_case_are_refused(client: bigquery.Client, dataset: str) -> None:
+    add_one(client, dataset, "fn")
+    with pytest.raises(exceptions.MethodNotImplemented, match="case"):
+        add_one(client, dataset, "FN")
+    assert scalar(client, f"SELECT {dataset}.fn(1)") == 2

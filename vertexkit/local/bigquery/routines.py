@@ -284,6 +284,7 @@ def save(
     check_routine_id(name.table)
     if not warehouse.dataset_exists(cur, name.project, name.dataset):
         raise NotFound(f"Not found: Dataset {name.project}:{name.dataset}")
+    _refuse_case_clash(cur, name)
     _execute_body(cur, _macro_sql(warehouse, cur, resource, name))
     _bind(cur, resource, name)
     now = str(int(warehouse.clock() * 1000))
@@ -294,6 +295,20 @@ def save(
     stored["etag"] = _etag(stored)
     _write(cur, name, stored)
     return stored
+
+
+def _refuse_case_clash(cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
+    """DuckDB matches macro names case-insensitively: `Fn` would replace `fn`'s macro."""
+    row = cur.execute(
+        f"SELECT routine FROM {META_SCHEMA}.routines WHERE project = ? AND dataset = ? "
+        "AND lower(routine) = lower(?) AND routine <> ?",
+        [name.project, name.dataset, name.table, name.table],
+    ).fetchone()
+    if row:
+        raise refused(
+            f"The local BigQuery cannot keep routines {row[0]} and {name.table} in one dataset: "
+            "it tells routine names apart without regard to case"
+        )
 
 
 def insert(warehouse: Warehouse, cur: duckdb.DuckDBPyConnection, resource: dict) -> dict:

@@ -3,21 +3,24 @@ is and which of its fields are honoured is routines.py's docstring."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from vertexkit.local.bigquery import iam, routines
 from vertexkit.local.bigquery.models import dataset_not_found
 from vertexkit.local.bigquery.sql import TableName
-from vertexkit.local.errors import bad_request
+from vertexkit.local.errors import bad_request, precondition_failed
 
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
 
 ROUTINES = "/bigquery/v2/projects/{project}/datasets/{dataset}/routines"
 ROUTINE = ROUTINES + "/{routine}"
+IF_MATCH: ContextVar[str | None] = ContextVar("if_match", default=None)
 
 
 class Routines:
@@ -34,7 +37,7 @@ class Routines:
             route(ROUTINE + ":setIamPolicy", self.set_policy, "POST"),
             route(ROUTINE + ":testIamPermissions", self.test_permissions, "POST"),
             route(ROUTINE, self.get, "GET"),
-            route(ROUTINE, self.update, "PUT"),
+            _with_if_match(route(ROUTINE, self.update, "PUT")),
             route(ROUTINE, self.delete, "DELETE"),
         ]
 
@@ -87,7 +90,9 @@ class Routines:
         return _with_token(body, token)
 
     def update(self, params: dict, _: dict, body: dict) -> dict:
-        """routines.update replaces the whole routine; creationTime is kept."""
+        """routines.update replaces the whole routine; creationTime is kept. An `If-Match`
+        etag (client.update_routine sends the one it read) that is no longer the routine's
+        is refused with 412, as on Google."""
         name = _name(params)
         resource = routines.validate(body, _reference(params, name.table))
         self.service._check_writable(name.project)
@@ -95,6 +100,7 @@ class Routines:
             existing = routines.load(cur, name)
             if existing is None:
                 self._read(name)  # the dataset's 404, else the routine's
+            _check_if_match(existing)
             stored = routines.save(self.warehouse, cur, resource, existing, keep_created=True)
         return routines.answer(stored)
 
@@ -124,6 +130,27 @@ class Routines:
     def test_permissions(self, params: dict, _: dict, body: dict) -> dict:
         self._read(_name(params))
         return iam.permissions_held(body)
+
+
+def _with_if_match(route: Route) -> Route:
+    """The route with the request's If-Match header made readable to its handler (which sees
+    only the path, query and body): the worker thread inherits the context variable."""
+    inner = route.endpoint
+
+    async def endpoint(request: Request) -> Response:
+        token = IF_MATCH.set(request.headers.get("if-match"))
+        try:
+            return await inner(request)
+        finally:
+            IF_MATCH.reset(token)
+
+    return Route(route.path, endpoint, methods=list(route.methods or ()))
+
+
+def _check_if_match(existing: dict) -> None:
+    expected = IF_MATCH.get()
+    if expected and expected not in ("*", existing.get("etag")):
+        raise precondition_failed("Precondition check failed: the routine's etag has changed")
 
 
 def _name(params: dict) -> TableName:
