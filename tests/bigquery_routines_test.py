@@ -232,3 +232,12 @@ def test_names_differing_only_in_case_are_refused(client: bigquery.Client, datas
     with pytest.raises(exceptions.MethodNotImplemented, match="case"):
         add_one(client, dataset, "FN")
     assert scalar(client, f"SELECT {dataset}.fn(1)") == 2
+
+
+def test_dry_run_of_create_function_makes_nothing(client: bigquery.Client, dataset: str) -> None:
+    config = bigquery.QueryJobConfig(dry_run=True, use_query_cache=False)
+    job = client.query(f"CREATE FUNCTION {dataset}.dry(x INT64) AS (x)", job_config=config)
+    assert job.statement_type == "CREATE_FUNCTION"  # a dry run answers the statement's type
+    assert list(client.list_routines(dataset)) == []
+    with pytest.raises(exceptions.BadRequest, match="Unrecognized name"):
+        client.query(f"CREATE FUNCTION {dataset}.dry(x INT64) AS (y)", job_config=config)

@@ -160,11 +160,14 @@ class JobRunner:
         query = config["query"]
         try:
             default = query.get("defaultDataset") or None
+            dataset = (
+                (default.get("projectId") or project, default["datasetId"]) if default else None
+            )
+            function_ddl = routine_ddl.parse(str(query.get("query") or ""))
+            if function_ddl is not None:
+                return self._dry_function_ddl(project, dataset, function_ddl, job)
             translation = translate(
-                str(query.get("query") or ""),
-                project,
-                (default.get("projectId") or project, default["datasetId"]) if default else None,
-                self._column_types,
+                str(query.get("query") or ""), project, dataset, self._column_types
             )
             params = query_parameters(query)
             with self.warehouse.transaction() as cur:
@@ -195,6 +198,23 @@ class JobRunner:
             },
             "totalBytesProcessed": str(processed),
         }
+        return job
+
+    def _dry_function_ddl(
+        self, project: str, default: tuple[str, str] | None, statement: Any, job: dict
+    ) -> dict:
+        """CREATE/DROP FUNCTION checked in full (names, types, the body bound) in a
+        transaction that is rolled back: nothing is made."""
+        with self.warehouse.lock:
+            cur = self.warehouse.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
+            finally:
+                cur.execute("ROLLBACK")
+                cur.close()
+        job["status"] = {"state": "DONE"}
+        job["statistics"] = {"query": stats, "totalBytesProcessed": "0"}
         return job
 
     # -- query ----------------------------------------------------------------------------------

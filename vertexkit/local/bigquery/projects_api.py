@@ -9,6 +9,9 @@ answered 409 for one that exists, as on BigQuery.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from typing import TYPE_CHECKING
 
 from starlette.routing import Route
@@ -46,10 +49,11 @@ class Projects:
         from vertexkit.local.bigquery.routes import _page_of, _with_token
 
         page, token = _page_of([self.project], query)
+        projects = [_project(project) for project in page]
         body = {
             "kind": "bigquery#projectList",
-            "etag": project_number(self.project),
-            "projects": [_project(project) for project in page],
+            "etag": _hash(projects),  # ProjectList.etag: "A hash of the page of results"
+            "projects": projects,
             "totalItems": 1,
         }
         return _with_token(body, token)
@@ -70,6 +74,11 @@ class Projects:
         if warehouse.dataset_exists(warehouse.cursor(), project, dataset):
             raise ApiError(409, f"Already Exists: Dataset {project}:{dataset}")
         raise refused(UNDELETE_REFUSED)
+
+
+def _hash(value: object) -> str:
+    digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).digest()
+    return base64.b64encode(digest[:12]).decode()
 
 
 def _project(project: str) -> dict:
