@@ -19,7 +19,14 @@ from typing import Any
 
 import duckdb
 
-from vertexkit.local.bigquery import billing, information_schema, script_text, scripting
+from vertexkit.local.bigquery import (
+    billing,
+    information_schema,
+    routine_ddl,
+    routines,
+    script_text,
+    scripting,
+)
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -153,16 +160,21 @@ class JobRunner:
         query = config["query"]
         try:
             default = query.get("defaultDataset") or None
+            dataset = (
+                (default.get("projectId") or project, default["datasetId"]) if default else None
+            )
+            function_ddl = routine_ddl.parse(str(query.get("query") or ""))
+            if function_ddl is not None:
+                return self._dry_function_ddl(project, dataset, function_ddl, job)
             translation = translate(
-                str(query.get("query") or ""),
-                project,
-                (default.get("projectId") or project, default["datasetId"]) if default else None,
-                self._column_types,
+                str(query.get("query") or ""), project, dataset, self._column_types
             )
             params = query_parameters(query)
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                for routine in translation.routines:
+                    routines.require(cur, routine)
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
                 if translation.statement_type == "SELECT":
@@ -188,6 +200,23 @@ class JobRunner:
         }
         return job
 
+    def _dry_function_ddl(
+        self, project: str, default: tuple[str, str] | None, statement: Any, job: dict
+    ) -> dict:
+        """CREATE/DROP FUNCTION checked in full (names, types, the body bound) in a
+        transaction that is rolled back: nothing is made."""
+        with self.warehouse.lock:
+            cur = self.warehouse.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
+            finally:
+                cur.execute("ROLLBACK")
+                cur.close()
+        job["status"] = {"state": "DONE"}
+        job["statistics"] = {"query": stats, "totalBytesProcessed": "0"}
+        return job
+
     # -- query ----------------------------------------------------------------------------------
     def _query(self, project: str, config: dict, run: RunningJob, _: Path | None) -> dict:
         if config.get("useLegacySql") is True:
@@ -203,6 +232,9 @@ class JobRunner:
         default_dataset = (
             (default.get("projectId") or project, default["datasetId"]) if default else None
         )
+        function_ddl = routine_ddl.parse(config["query"])
+        if function_ddl is not None:
+            return self._function_ddl(project, default_dataset, function_ddl, run)
         translation = translate(
             config["query"], project, default_dataset, self._column_types, run.scope
         )
@@ -219,6 +251,8 @@ class JobRunner:
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            for routine in translation.routines:
+                routines.require(cur, routine)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
             if destination is not None and anonymous:
@@ -244,6 +278,15 @@ class JobRunner:
                 stats["dmlStats"] = {
                     _dml_stat(translation.statement_type): stats["numDmlAffectedRows"]
                 }
+            self._record_in(cur, run, stats)
+        return stats
+
+    def _function_ddl(
+        self, project: str, default: tuple[str, str] | None, statement: Any, run: RunningJob
+    ) -> dict:
+        """CREATE FUNCTION / DROP FUNCTION: a routine made or dropped in the job's transaction."""
+        with run.transaction() as cur:
+            stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
             self._record_in(cur, run, stats)
         return stats
 

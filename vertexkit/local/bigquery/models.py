@@ -122,6 +122,7 @@ class Warehouse:
             ("datasets", "project VARCHAR, dataset VARCHAR, body VARCHAR"),
             ("tables", "project VARCHAR, dataset VARCHAR, name VARCHAR, body VARCHAR"),
             ("jobs", "project VARCHAR, job_id VARCHAR, created DOUBLE, body VARCHAR"),
+            ("routines", "project VARCHAR, dataset VARCHAR, routine VARCHAR, body VARCHAR"),
         ):
             con.execute(f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.{table} ({columns})")
         con.create_function(
@@ -270,20 +271,28 @@ class Warehouse:
             if not self.dataset_exists(cur, project, dataset):
                 raise dataset_not_found(project, dataset)
             names = self.list_tables(project, dataset, cur)
-            if names and not delete_contents:
+            routines = self._count_routines(cur, project, dataset)
+            if (names or routines) and not delete_contents:
                 raise QueryError(
-                    f"Dataset {project}:{dataset} is still in use (it has {len(names)} tables); "
-                    "delete it with deleteContents=true",
+                    f"Dataset {project}:{dataset} is still in use (it has {len(names)} tables "
+                    f"and {routines} routines); delete it with deleteContents=true",
                     "resourceInUse",
                 )
             cur.execute(f"DROP SCHEMA {quote(f'{project}.{dataset}')} CASCADE")
             if dataset == RESULTS_DATASET:
                 self.results_ready.discard(project)
-            for table in ("datasets", "tables"):
+            for table in ("datasets", "tables", "routines"):
                 cur.execute(
                     f"DELETE FROM {META_SCHEMA}.{table} WHERE project = ? AND dataset = ?",
                     [project, dataset],
                 )
+
+    def _count_routines(self, cur: duckdb.DuckDBPyConnection, project: str, dataset: str) -> int:
+        row = cur.execute(
+            f"SELECT count(*) FROM {META_SCHEMA}.routines WHERE project = ? AND dataset = ?",
+            [project, dataset],
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     # -- tables -------------------------------------------------------------------------------
     def table_kind(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> str | None:

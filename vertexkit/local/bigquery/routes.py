@@ -1,6 +1,7 @@
 """The BigQuery v2 REST API (`/bigquery/v2`, `/upload/bigquery/v2`) as google-cloud-bigquery 3.x
 calls it: datasets, tables, tabledata.list, jobs (insert/get/list/cancel/delete, query,
-getQueryResults) and the multipart and resumable uploads of load jobs."""
+getQueryResults) and the multipart and resumable uploads of load jobs; routines, models, row
+access policies, table IAM and projects are modules of their own, registered here."""
 
 from __future__ import annotations
 
@@ -20,13 +21,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from vertexkit.local.bigquery.jobs import JobRunner
+from vertexkit.local.bigquery.ml_models import Models
 from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
+from vertexkit.local.bigquery.projects_api import Projects
 from vertexkit.local.bigquery.responses import (
     LOCATION,
     encode_rows,
     field_to_duckdb,
     quote,
 )
+from vertexkit.local.bigquery.routines_api import Routines
+from vertexkit.local.bigquery.row_access import RowAccessPolicies
 from vertexkit.local.bigquery.seed import seed_public_data
 from vertexkit.local.bigquery.sql import QueryError, TableName, translate
 from vertexkit.local.bigquery.streaming import (
@@ -36,6 +41,7 @@ from vertexkit.local.bigquery.streaming import (
     convert_row,
     row_error,
 )
+from vertexkit.local.bigquery.table_iam import TableIam
 from vertexkit.local.bigquery.validation import (
     validate_dataset,
     validate_job,
@@ -111,7 +117,14 @@ class BigQueryService(Lifecycle):
             self._route(API + "/queries/{job_id}", self.get_query_results, "GET"),
             Route(UPLOAD, self.upload_start, methods=["POST"]),
             Route(UPLOAD, self.upload_chunk, methods=["PUT"]),
+            *self._resource_routes(),
         ]
+
+    def _resource_routes(self) -> list[BaseRoute]:
+        """The resources served by modules of their own: routines, models, row access
+        policies, table IAM, projects and datasets.undelete."""
+        services = (Routines, Models, RowAccessPolicies, TableIam, Projects)
+        return [route for service in services for route in service(self).routes()]
 
     def _route(self, path: str, handler: Handler, *methods: str) -> Route:
         """Reads the JSON body, runs the handler in a worker thread, answers JSON."""

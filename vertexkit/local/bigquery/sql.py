@@ -38,6 +38,7 @@ BIGQUERY_ONLY_CALL = re.compile(
     r"EXTERNAL_QUERY)\s*\(",
     re.IGNORECASE,
 )
+CREATE_MODEL_REFUSED = "BigQuery ML (CREATE MODEL) is not run by the local cloud"
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 # A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
 CALL_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -76,6 +77,8 @@ class Translation:
     columns_read: set[str] | None = None
     # INFORMATION_SCHEMA views the job registers before running the query
     information_schema: list[InformationSchemaRef] = field(default_factory=list)
+    # persistent functions (routines) the statement calls: (project, dataset, routine id)
+    routines: list[TableName] = field(default_factory=list)
 
 
 @dataclass
@@ -121,8 +124,9 @@ def translate(
     statement = statements[0]
     scope = scope or ScriptScope()
     _refuse_unsupported(statement)
-    _refuse_unknown_functions(statement, scope.functions)
     translation = Translation(sql="", statement_type=_statement_type(statement))
+    _call_routines(statement, project, translation)
+    _refuse_unknown_functions(statement, scope.functions)
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
     cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
     target_node = _target_node(statement)
@@ -168,6 +172,48 @@ def translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _call_routines(statement: exp.Expression, project: str, translation: Translation) -> None:
+    """`dataset.fn(...)`, `project.dataset.fn(...)`, `` `project.dataset.fn`(...) ``: a call of a
+    persistent function becomes a call of its DuckDB macro in the dataset's schema."""
+    for node in list(statement.find_all(exp.Anonymous)):
+        name = _routine_name(node, project)
+        if name is None:
+            continue
+        call = exp.Anonymous(
+            this=exp.to_identifier(name.table, quoted=True), expressions=node.expressions
+        )
+        qualified = exp.Dot(this=exp.to_identifier(name.schema, quoted=True), expression=call)
+        (node.parent if _is_qualified_call(node) else node).replace(qualified)
+        if name not in translation.routines:
+            translation.routines.append(name)
+
+
+def _is_qualified_call(node: exp.Anonymous) -> bool:
+    return isinstance(node.parent, exp.Dot) and node.arg_key == "expression"
+
+
+def _routine_name(node: exp.Anonymous, project: str) -> TableName | None:
+    if _is_qualified_call(node):
+        parts = [*_identifier_path(node.parent.this), node.name]
+    elif isinstance(node.this, exp.Identifier) and "." in node.this.name:
+        parts = node.this.name.split(".")  # one backquoted path: `project.dataset.fn`
+    else:
+        return None
+    if len(parts) == 2:
+        return TableName(project, parts[0], parts[1])
+    return TableName(*parts) if len(parts) == 3 and all(parts) else None
+
+
+def _identifier_path(node: exp.Expression) -> list[str]:
+    """`a.b` before a call: its parts, or [] when it is not a path of names."""
+    if isinstance(node, exp.Identifier):
+        return node.name.split(".")
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        head = _identifier_path(node.this)
+        return [*head, node.expression.name] if head else []
+    return []
 
 
 def _to_temp_table(table: exp.Table) -> None:
@@ -295,6 +341,8 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         raise not_supported(f"statement {kind}")
     if isinstance(statement, exp.Create):
         kind = str(statement.args.get("kind") or "").upper()
+        if kind == "MODEL":
+            raise QueryError(CREATE_MODEL_REFUSED)
         if kind not in ("TABLE", "VIEW"):
             raise not_supported(f"CREATE {kind}")
     if isinstance(statement, exp.Drop):
@@ -317,6 +365,8 @@ def _refuse_unknown_functions(statement: exp.Expression, own: set[str]) -> None:
     for node in statement.find_all(exp.Func):
         if isinstance(node, exp.Anonymous) and node.name.lower() in own:
             continue
+        if isinstance(node, exp.Anonymous) and _is_qualified_call(node):
+            continue  # a routine's macro (_call_routines): the job checks that it exists
         name = _function_name(node)
         if name and (name.upper() in NOT_SUPPORTED or name.upper().startswith("ST_")):
             raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
