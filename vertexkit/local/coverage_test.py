@@ -3,7 +3,15 @@ Google's discovery documents to a local cloud (`vertexkit.local.coverage`)."""
 
 from __future__ import annotations
 
+import functools
+
 from vertexkit.local import coverage
+
+
+@functools.cache
+def measured() -> tuple[coverage.Answer, ...]:
+    """One probe of a fresh local cloud (about 2 s) for the tests below."""
+    return tuple(coverage.measure())
 
 
 def test_scope_is_google_s_documents() -> None:
@@ -25,7 +33,16 @@ def test_the_generic_not_served_answer_is_told_apart_from_a_refusal() -> None:
 
 
 def test_the_report_is_fresh() -> None:
-    answers = coverage.measure()
-    assert coverage.render(answers) == coverage.REPORT.read_text(), (
+    assert coverage.render(list(measured())) == coverage.REPORT.read_text(), (
         "docs/api-coverage.md is stale: run `python -m vertexkit.local.coverage --write`"
     )
+
+
+def test_every_method_in_scope_is_answered() -> None:
+    """Sent once each to a running local cloud: none gets the generic 501 (or a 405)."""
+    generic = [
+        f"{a.method.api} {a.method.resource}.{a.method.name}: {a.status} {a.message}"
+        for a in measured()
+        if a.verdict == "not served"
+    ]
+    assert generic == []

@@ -282,7 +282,7 @@ class LocalCloud:
     def _build_bigquery(self) -> BigQueryService:
         from vertexkit.local.bigquery.routes import BigQueryService
 
-        return BigQueryService(self.home / "bigquery", storage=self.storage)
+        return BigQueryService(self.home / "bigquery", storage=self.storage, project=self.project)
 
 
 async def _not_served(request: Request) -> JSONResponse:

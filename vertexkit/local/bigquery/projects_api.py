@@ -22,7 +22,6 @@ from vertexkit.local.projects import project_number
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
 
-DEFAULT_PROJECT = "local-project"
 UNDELETE_REFUSED = (
     "datasets.undelete: the local BigQuery drops a deleted dataset at once and keeps no "
     "time-travel copy of it to restore"
@@ -32,7 +31,7 @@ UNDELETE_REFUSED = (
 class Projects:
     def __init__(self, service: BigQueryService) -> None:
         self.service = service
-        self.project = getattr(service.cloud, "project", None) or DEFAULT_PROJECT
+        self.project = service.project  # the local cloud's one project
 
     def routes(self) -> list[Route]:
         route = self.service._route

@@ -77,9 +77,14 @@ def api_error(error: QueryError) -> ApiError:
 
 class BigQueryService(Lifecycle):
     def __init__(
-        self, home: Path, storage: Any, clock: Callable[[], float] = time.time
+        self,
+        home: Path,
+        storage: Any,
+        project: str = "local-project",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.home = home
+        self.project = project
         home.mkdir(parents=True, exist_ok=True)
         self.storage = storage
         self.warehouse = Warehouse(home, clock)
