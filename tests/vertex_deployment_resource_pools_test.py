@@ -17,6 +17,7 @@ from google.protobuf import field_mask_pb2
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import numbered_name
 from vertexkit.local.vertex.store import now_rfc3339
 
 Client = aiplatform_v1.DeploymentResourcePoolServiceClient
@@ -55,7 +56,8 @@ def create(
 
 def test_create_get_list_update_delete(client: Client, parent: str) -> None:
     pool = create(client, parent)
-    assert pool.name.startswith(f"{parent}/deploymentResourcePools/pool-") and pool.create_time
+    assert pool.name.startswith(f"{numbered_name(parent)}/deploymentResourcePools/pool-")
+    assert pool.create_time
     assert (
         client.get_deployment_resource_pool(name=pool.name).dedicated_resources.max_replica_count
         == 3
@@ -94,7 +96,10 @@ def deploy_on(cloud: LocalCloud, parent: str, pool: str, endpoint_id: str) -> No
     """An endpoint with a model deployed on `pool`, written to the store: no served path deploys
     onto a pool yet (the registry's custom models list only DEDICATED_RESOURCES)."""
     name = f"{parent}/endpoints/{endpoint_id}"
-    deployed = {"id": endpoint_id[-6:], "model": f"{parent}/models/1", "sharedResources": pool}
+    # Written as the store keys names (the project ID); answered with the number.
+    stored_pool = f"{parent}/deploymentResourcePools/{pool.rsplit('/', 1)[1]}"
+    deployed = {"id": endpoint_id[-6:], "model": f"{parent}/models/1",
+                "sharedResources": stored_pool}  # fmt: skip
     now = now_rfc3339()
     endpoint = {"name": name, "displayName": "shared", "deployedModels": [deployed],
                 "createTime": now, "updateTime": now}  # fmt: skip

@@ -22,6 +22,7 @@ from google.protobuf import field_mask_pb2
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import numbered_name
 
 MACHINE = {"machine_type": "n1-standard-4"}
 State = aiplatform_v1.PersistentResource.State
@@ -65,7 +66,8 @@ def test_create_provisions_then_runs_and_is_listed(client: Client, parent: str) 
     resource_id = new_id()
     operation = create(client, parent, resource(), resource_id)
     created = operation.result(timeout=30)
-    name = f"{parent}/persistentResources/{resource_id}"  # the reference's name format
+    # The reference's name format, with the project number Vertex names resources with.
+    name = f"{numbered_name(parent)}/persistentResources/{resource_id}"
     assert created.name == name and created.state == State.RUNNING
     assert created.start_time and created.create_time and created.update_time
     assert created.resource_pools[0].replica_count == 2

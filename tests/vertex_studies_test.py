@@ -14,6 +14,7 @@ from google.cloud import aiplatform_v1
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import numbered_name
 
 Spec = aiplatform_v1.StudySpec
 LOW, HIGH = -5.0, 5.0
@@ -62,7 +63,7 @@ def test_suggest_complete_loop_and_optimal_trial(
 ) -> None:
     study = new_study(vizier, cloud_context.parent, "quadratic")
     # Study reference: name is projects/{p}/locations/{l}/studies/{study}; state ACTIVE.
-    assert study.name.startswith(f"{cloud_context.parent}/studies/")
+    assert study.name.startswith(f"{numbered_name(cloud_context.parent)}/studies/")
     assert study.state == aiplatform_v1.Study.State.ACTIVE and study.create_time
     values = {}
     for _ in range(8):

@@ -285,8 +285,9 @@ def test_restart_of_local_cloud_fails_running_job(tmp_path: Path) -> None:
             time.sleep(0.02)
     # An unclean stop (the process died): a job still marked RUNNING in the state file.
     store = ResourceStore(home / "vertex" / "vertex.sqlite")
-    orphan = job.name.rsplit("/", 1)[0] + "/999"
-    store.insert("customJobs", orphan, {"name": orphan, "state": "JOB_STATE_RUNNING"})
+    orphan = job.name.rsplit("/", 1)[0] + "/999"  # as Vertex names it: the project's number
+    stored = "/".join(["projects", cloud.project, *orphan.split("/")[2:]])  # the store's key
+    store.insert("customJobs", stored, {"name": stored, "state": "JOB_STATE_RUNNING"})
     store.close()
     with LocalCloud(home=home) as cloud:
         client = cloud.context().job_client()

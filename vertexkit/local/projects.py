@@ -29,6 +29,15 @@ def project_number(project_id: str) -> str:
     return str(100_000_000_000 + digest % 900_000_000_000)
 
 
+def numbered_name(name: str) -> str:
+    """A resource name as Vertex answers it: `projects/<id>/...` with the project's number."""
+    head, _, rest = name.partition("/")
+    project, _, tail = rest.partition("/")
+    if head != "projects" or project.isdigit():
+        return name
+    return f"projects/{project_number(project)}" + (f"/{tail}" if tail else "")
+
+
 class ProjectsService:
     """Answers for every valid project ID, and for the number of a project it has named."""
 

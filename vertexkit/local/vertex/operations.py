@@ -6,6 +6,9 @@ with a `response` (an Any with its `@type`) or an `error` (a google.rpc.Status).
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from vertexkit.local.vertex.store import Resource, ResourceStore, now_rfc3339
@@ -19,8 +22,9 @@ class Operations:
         self._store = store
 
     def start(self, parent: str, metadata_type: str, response_type: str | None = None) -> Resource:
-        """Creates a running operation under `parent` (a resource or a location)."""
-        name = f"{parent}/operations/{self._store.new_id()}"
+        """Creates a running operation for work on `parent` (a resource or a location), named
+        where Vertex names it (`operation_parent`)."""
+        name = f"{operation_parent(parent, metadata_type)}/operations/{self._store.new_id()}"
         now = now_rfc3339()
         operation: Resource = {
             "name": name,
@@ -69,3 +73,41 @@ class Operations:
     @staticmethod
     def public(operation: Resource) -> Resource:
         return {k: v for k, v in operation.items() if not k.startswith("_")}
+
+
+def operation_parent(parent: str, metadata_type: str) -> str:
+    """Where Vertex names an operation. Recorded Vertex traffic (k8s-config-connector's
+    `vertexaitensorboard/_http.log`): a create's operation is under the new resource, an update's
+    and a delete's under the location. Otherwise under the nearest resource that has an
+    `operations` collection in aiplatform.v1 (a dataset version's under its dataset), which is
+    also what the clients' HTTP bindings accept when they poll it."""
+    parts = parent.strip("/").split("/")
+    location = "/".join(parts[:4])
+    if metadata_type == "DeleteOperationMetadata" or metadata_type.startswith("Update"):
+        return location
+    rest = parts[4 : len(parts) - (len(parts) - 4) % 2]  # a resource, not a collection
+    while rest and tuple(rest[0::2]) not in operation_holders():
+        rest = rest[:-2]
+    return "/".join([location, *rest])
+
+
+@functools.cache
+def operation_holders() -> frozenset[tuple[str, ...]]:
+    """The collections under a location whose resources hold operations (`customJobs`,
+    `datasets/dataItems`, ...), from the aiplatform.v1 discovery document."""
+    import googleapiclient
+
+    documents = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
+    document = json.loads((documents / "aiplatform.v1.json").read_text())
+    resources = document["resources"]["projects"]["resources"]
+    return frozenset(_holders(resources["locations"]["resources"], ()))
+
+
+def _holders(resources: dict[str, Any], path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    found = []
+    for name, resource in resources.items():
+        children = resource.get("resources", {})
+        if "operations" in children and name != "operations":
+            found.append((*path, name))
+        found += _holders({k: v for k, v in children.items() if k != "operations"}, (*path, name))
+    return found

@@ -8,15 +8,17 @@ template; `dispatch` matches the request path segment by segment.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
-from vertexkit.local.errors import bad_request, not_served
+from vertexkit.local.errors import ApiError, bad_request, not_served
+from vertexkit.local.vertex.core.names import ProjectNames
+from vertexkit.specs.errors import SpecError
 
 Handler = Callable[["VertexRequest"], Any]
 # A matcher answers whole sub-collections no template lists (every resource's `operations`):
@@ -78,9 +80,10 @@ def _split(path: str) -> tuple[list[str], str | None]:
 
 
 class VertexRouter:
-    def __init__(self) -> None:
+    def __init__(self, names: ProjectNames | None = None) -> None:
         self._templates: list[_Template] = []
         self._matchers: list[Matcher] = []
+        self.names = names or ProjectNames([])
 
     def add_matcher(self, matcher: Matcher) -> None:
         """Tried, in order, for a path no template matches."""
@@ -116,32 +119,78 @@ class VertexRouter:
         return None
 
     async def dispatch(self, request: Request) -> Response:
-        path = request.path_params["path"]
+        """Reads the request as the store keys names (`core.names`), runs its handler, and
+        answers with Google's names; a create's operation is answered pending (below)."""
+        path = self.names.inward_text(request.path_params["path"].lstrip("/"))
         resolved = self.resolve(request.method, path)
         if resolved is None:
             raise not_served(request.method, path)
         handler, params = resolved
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else {}
-        except json.JSONDecodeError as exc:
-            raise bad_request(f"Invalid JSON payload received. {exc}") from exc
         vertex_request = VertexRequest(
             method=request.method,
             path=path,
             params=params,
-            query=dict(request.query_params),
-            body=body if isinstance(body, dict) else {},
+            query={key: self.names.inward_text(v) for key, v in request.query_params.items()},
+            body=self._body(await request.body()),
             headers=dict(request.headers),
-            repeated=_repeated(request.query_params.multi_items()),
+            repeated=_repeated(
+                (key, self.names.inward_text(value))
+                for key, value in request.query_params.multi_items()
+            ),
         )
-        result = await run_in_threadpool(handler, vertex_request)
-        if isinstance(result, Response):
-            return result
-        return JSONResponse(result if result is not None else {})
+        try:
+            result = await run_in_threadpool(handler, vertex_request)
+        except (ApiError, SpecError) as exc:  # answered by the app's handlers, named as Google
+            raise self._named_error(exc) from exc
+        if isinstance(result, Response):  # rawPredict's: the body is the model's own
+            return self._named_headers(result)
+        if request.method == "POST" and not _is_operations_path(path):
+            result = pending_view(result)
+        text = json.dumps(result if result is not None else {}, ensure_ascii=False,
+                          allow_nan=False, separators=(",", ":"))  # fmt: skip
+        return Response(self.names.outward_text(text), media_type="application/json")
+
+    def _named_error(self, exc: ApiError | SpecError) -> ApiError | SpecError:
+        if isinstance(exc, SpecError):
+            named = self.names.outward_text
+            return type(exc)(named(exc.field), named(exc.reason))
+        exc.message = self.names.outward_text(exc.message)
+        return exc
+
+    def _named_headers(self, response: Response) -> Response:
+        """Headers that carry a resource name (rawPredict's `X-Vertex-AI-Model`), with the
+        project's number."""
+        for key, value in list(response.headers.items()):
+            if value.startswith("projects/"):
+                response.headers[key] = self.names.outward_text(value)
+        return response
+
+    def _body(self, raw: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(self.names.inward_text(raw.decode())) if raw else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise bad_request(f"Invalid JSON payload received. {exc}") from exc
+        return body if isinstance(body, dict) else {}
 
 
-def _repeated(items: list[tuple[str, str]]) -> dict[str, list[str]]:
+def _is_operations_path(path: str) -> bool:
+    return "/operations" in path
+
+
+def pending_view(result: Any) -> Any:
+    """A long-running operation as Vertex answers the request that started it: pending, with
+    its name and metadata, whatever the local cloud has done by then (recorded Vertex traffic,
+    k8s-config-connector's `vertexaitensorboard/_http.log`: the create's answer has no `done`;
+    the first poll of the operation says `done: true`). Code that forgets to wait for it fails
+    here as it would on Vertex; a poll answers the operation as it is."""
+    if not (isinstance(result, dict) and "/operations/" in str(result.get("name", ""))):
+        return result
+    if "done" not in result or "metadata" not in result:
+        return result
+    return {key: value for key, value in result.items() if key in ("name", "metadata")}
+
+
+def _repeated(items: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     values: dict[str, list[str]] = {}
     for key, value in items:
         values.setdefault(key, []).append(value)

@@ -3,6 +3,7 @@ clients' own mixin methods (google.longrunning.Operations, google.iam.v1.IAMPoli
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from google.longrunning import operations_pb2
 from sklearn.dummy import DummyClassifier
 
 from vertexkit.context import CloudContext
+from vertexkit.local.projects import project_number
 from vertexkit.local.server import LocalCloud
 
 SKLEARN_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-3:latest"
@@ -101,3 +103,33 @@ def test_a_bad_policy_is_refused_naming_the_field(cloud_context: CloudContext, m
         client.set_iam_policy(iam_policy_pb2.SetIamPolicyRequest(resource=model, policy=bad))
     with pytest.raises(exceptions.NotFound):
         client.get_iam_policy(iam_policy_pb2.GetIamPolicyRequest(resource=model + "0"))
+
+
+def test_names_carry_the_project_number_and_a_create_answers_a_pending_operation(
+    local_cloud: LocalCloud, cloud_context: CloudContext
+) -> None:
+    """As recorded Vertex traffic shows (GoogleCloudPlatform/k8s-config-connector,
+    `testdata/basic/vertexai/v1alpha1/vertexaitensorboard/_http.log`): a create sent with
+    `projects/${projectId}` answers an operation with no `done`, named
+    `projects/${projectNumber}/locations/us-central1/tensorboards/${id}/operations/${id}`;
+    its poll says `done: true` with the Tensorboard named by number, which a GET by number or
+    by ID finds; a delete's operation is named under the location."""
+    number = project_number(cloud_context.project)
+    base = f"{local_cloud.url}/v1"
+    created = httpx.post(f"{base}/{cloud_context.parent}/tensorboards", json={"displayName": "n"})
+    operation = created.json()
+    assert "done" not in operation and "response" not in operation
+    assert re.fullmatch(rf"projects/{number}/locations/us-central1/tensorboards/\d+/operations/\d+",
+                        operation["name"])  # fmt: skip
+    polled = httpx.get(f"{base}/{operation['name']}").json()
+    assert polled["done"] is True
+    name = polled["response"]["name"]
+    assert name.startswith(f"projects/{number}/locations/us-central1/tensorboards/")
+    by_id = name.replace(f"projects/{number}/", f"projects/{cloud_context.project}/")
+    assert httpx.get(f"{base}/{name}").json()["name"] == name
+    assert httpx.get(f"{base}/{by_id}").json()["name"] == name
+    deleted = httpx.delete(f"{base}/{name}").json()
+    assert re.fullmatch(rf"projects/{number}/locations/us-central1/operations/\d+", deleted["name"])
+    missing = httpx.get(f"{base}/{name}")
+    assert missing.status_code == 404
+    assert f"projects/{number}/" in missing.json()["error"]["message"]

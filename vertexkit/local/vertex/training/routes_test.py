@@ -14,6 +14,7 @@ from google.cloud import aiplatform_v1
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import project_number
 
 TESTDATA = Path(__file__).parent / "testdata"
 TERMINAL = {
@@ -83,7 +84,10 @@ def test_container_job_runs_with_vertex_environment(
     assert env["AIP_CHECKPOINT_DIR"] == "gs://out-bucket/run1/checkpoints/"
     assert env["AIP_TENSORBOARD_LOG_DIR"] == "gs://out-bucket/run1/logs/"
     assert env["CLOUD_ML_JOB_ID"] == job.name.rsplit("/", 1)[1]
-    assert env["CLOUD_ML_PROJECT_ID"] == job.name.split("/")[1]
+    # The project ID, not the number the job's name carries (Vertex's training environment
+    # variables: "CLOUD_ML_PROJECT_ID: the project ID of the project the job runs in").
+    assert env["CLOUD_ML_PROJECT_ID"] == "local-project"
+    assert job.name.split("/")[1] == project_number("local-project")
     assert env["CLOUD_ML_REGION"] == job.name.split("/")[3] == "us-central1"
     assert env["MY_SETTING"] == "7"
     assert env["STORAGE_EMULATOR_HOST"] == os.environ["STORAGE_EMULATOR_HOST"]
