@@ -15,6 +15,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from vertexkit import compiler, pipeline_registry, runner
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import numbered_name
 from vertexkit.runner import FinishedRun
 
 SPECIES = {
@@ -191,5 +192,6 @@ def test_vertex_submission_is_a_request_vertex_accepts(
 
     client = local_cloud.context().pipeline_client()
     created = client.create_pipeline_job(parent=local_cloud.context().parent, pipeline_job=request)
-    assert created.name.startswith(local_cloud.context().parent + "/pipelineJobs/")
+    # Vertex names the job with the project number (core.names).
+    assert created.name.startswith(numbered_name(local_cloud.context().parent) + "/pipelineJobs/")
     client.cancel_pipeline_job(name=created.name)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from vertexkit import pipeline_jobs, runner
 from vertexkit.cli import app
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import project_number
 
 TRAINING_TASKS = [
     "bigquery-query-job",
@@ -56,7 +57,9 @@ def test_run_follows_the_job_prints_a_summary_and_a_second_run_is_cached(tmp_pat
     table = _squashed(first.output)
     # the model version from upload-model's artifact, the decision from compare-models' outputs,
     # the metrics from evaluate-model's, the test row from bigquery-export-dataset's `test`
-    assert re.search(r"modelversionprojects/local-project/\S+/models/\d+@1metrics", table), table
+    # Named as Vertex names it: the project number (local-project's, vertexkit.local.projects).
+    number = project_number("local-project")
+    assert re.search(rf"modelversionprojects/{number}/\S+/models/\d+@1metrics", table), table
     assert "metricsaccuracy=1," in table or "metricsaccuracy=0." in table, table
     assert "decisionpromoted:" in table, table
     prediction = re.search(r'prediction"([^"]+)"', table)

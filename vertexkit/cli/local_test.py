@@ -13,6 +13,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
 from vertexkit.context import CloudContext
+from vertexkit.local.projects import project_number
 from vertexkit.local_up import LOCAL_UP_FILE, running_local_up
 
 EXPECTED = {
@@ -129,7 +130,10 @@ def test_run_submits_to_the_local_up_serving_its_home(tmp_path: Path) -> None:
             capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
         )  # fmt: skip
         assert ran.returncode == 0, ran.stdout + ran.stderr
-        assert "projects/up-project/locations/us-central1/pipelineJobs/" in ran.stdout
+        # Vertex names the job with the project's number (vertexkit.local.projects).
+        assert f"projects/{project_number('up-project')}/locations/us-central1/pipelineJobs/" in (
+            ran.stdout
+        )
         assert f"console: {url}/console/" in ran.stdout
         context = CloudContext("up-project", "us-central1", url, url, url)
         [job] = context.pipeline_client().list_pipeline_jobs(parent=context.parent)

@@ -276,6 +276,8 @@ class LocalCloud:
                 registry=vertex.registry,
                 warehouse=lambda: self.bigquery.warehouse,
                 resolve_vertex=vertex.router.resolve,
+                vertex_key=vertex.backend.names.inward_text,
+                vertex_shown=vertex.backend.names.shown_text,
             )
         )
 

@@ -10,9 +10,11 @@ import requests
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import numbered_name
 from vertexkit.runtime.retraining import Decision, record_decision
 
 MODEL = "projects/local-project/locations/us-central1/models/42"
+SHOWN_MODEL = numbered_name(MODEL)  # the console shows names as Vertex does: by number
 
 
 def decision(run_time: str, champion: float | None, challenger: float, promoted: bool) -> Decision:
@@ -59,7 +61,7 @@ def test_decisions_page_charts_each_decision_newest_first_in_the_table(
     times = [t for t in ("2026-01-03 00:00:00", "2026-01-02 00:00:00", "2026-01-01 00:00:00")]
     positions = [page.text.index(f"<td>{t}</td>") for t in times]
     assert positions == sorted(positions)
-    assert f'href="/console/{MODEL}"' in page.text
+    assert f'href="/console/{SHOWN_MODEL}"' in page.text
     assert "&lt;b&gt;better&lt;/b&gt;" in page.text and "<b>better" not in page.text
 
 

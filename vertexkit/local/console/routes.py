@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
     HTMLResponse,
-    JSONResponse,
     RedirectResponse,
     Response,
 )
@@ -110,13 +109,19 @@ class ConsoleService(Lifecycle):
 
     def respond(self, request: Request, markup: str, status: int = 200) -> HTMLResponse:
         """An HTML page with the console's headers and, for a new browser, its session cookie."""
-        response = HTMLResponse(markup, status_code=status, headers=PAGE_HEADERS)
+        shown = self.sources.vertex_shown(str(markup))
+        response = HTMLResponse(shown, status_code=status, headers=PAGE_HEADERS)
         session = self.session(request)
         if request.state.console_new:
             response.set_cookie(
                 self.csrf.cookie, session, httponly=True, samesite="strict", path="/console"
             )
         return response
+
+    def json(self, body: Any) -> Response:
+        """A JSON answer of the page's scripts, names shown as on the page."""
+        text = self.sources.vertex_shown(json.dumps(body, ensure_ascii=False))
+        return Response(text, media_type="application/json", headers={"Cache-Control": "no-store"})
 
     # -- lists ---------------------------------------------------------------------------------
     async def home(self, _: Request) -> Response:
@@ -182,7 +187,7 @@ class ConsoleService(Lifecycle):
 
     # -- one resource --------------------------------------------------------------------------
     async def resource(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        name = self.sources.vertex_key(request.path_params["name"])  # a URL may carry the number
         collection = name.split("/")[4] if name.count("/") >= 5 else ""
         handler = {
             PIPELINE_JOBS: self.run_page,
@@ -240,14 +245,14 @@ class ConsoleService(Lifecycle):
 
     async def run_state(self, request: Request) -> Response:
         """The live view's poll: the run's state and each task's, a few hundred bytes."""
-        job = self.store.get(request.path_params["name"], "PipelineJob")
+        job = self.store.get(self.sources.vertex_key(request.path_params["name"]), "PipelineJob")
         body = {
             "state": runs.short_state(job.get("state", "")),
             "running": runs.is_running(job),
             "duration": runs.duration(job),
             "tasks": runs.task_states(job),
         }
-        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+        return self.json(body)
 
     async def model_page(self, request: Request, name: str) -> Response:
         registry = self.registry().models
@@ -284,7 +289,7 @@ class ConsoleService(Lifecycle):
 
     async def job_log_chunks(self, request: Request) -> Response:
         """The log stream's poll: each file's bytes after the offsets the page sends."""
-        name = request.path_params["name"]
+        name = self.sources.vertex_key(request.path_params["name"])  # a URL may carry the number
         if name.count("/") != 5 or name.split("/")[4] not in (CUSTOM_JOBS, TUNING_JOBS):
             raise not_found(f"{name} is not a custom or tuning job.")
         offsets = logs.parse_offsets(request.query_params.getlist("from"))
@@ -296,7 +301,7 @@ class ConsoleService(Lifecycle):
             "running": running,
             "logs": [asdict(chunk) for chunk in chunks],
         }
-        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+        return self.json(body)
 
     async def training_pipeline_page(self, request: Request, name: str) -> Response:
         pipeline = self.store.get(name, "TrainingPipeline")
@@ -352,19 +357,20 @@ class ConsoleService(Lifecycle):
         form = await read_form(request)
         self.csrf.check(request, str(form.get(CSRF_FIELD, "")))
         action = request.path_params["action"]
-        name = str(form.get("name", ""))
+        name = self.sources.vertex_key(str(form.get("name", "")))
         if action == "predict":
             return await self.predict(request, name, str(form.get("instances", "")))
         if action == "retry":
             retried = await run_in_threadpool(self.retry, name)
-            return RedirectResponse(pages.resource_url(retried["name"]), status_code=303)
+            url = self.sources.vertex_shown(pages.resource_url(retried["name"]))
+            return RedirectResponse(url, status_code=303)
         verbs = {"cancel": ":cancel", "pause": ":pause", "resume": ":resume"}
         if action not in verbs:
             allowed = ", ".join([*verbs, "predict", "retry"])
             raise bad_request(f"action: {action!r} is not one of {allowed}")
         await run_in_threadpool(self.call_vertex, name + verbs[action], {})
         back = pages.resource_url(name) if action == "cancel" else "/console/schedules"
-        return RedirectResponse(back, status_code=303)
+        return RedirectResponse(self.sources.vertex_shown(back), status_code=303)
 
     def retry(self, name: str) -> Resource:
         """A new run of a failed or cancelled run: its spec and runtime config, created by the
@@ -385,6 +391,7 @@ class ConsoleService(Lifecycle):
 
     def call_vertex(self, path: str, body: Resource) -> Any:
         """The Vertex REST handler for `POST /v1/{path}`, called as the REST route calls it."""
+        path = self.sources.vertex_key(path)  # as the router reads a request's path
         resolved = self.sources.resolve_vertex("POST", path)
         if resolved is None:
             raise not_found(f"{path} is not a Vertex resource action.")

@@ -23,3 +23,7 @@ class ConsoleSources:
     warehouse: Callable[[], Any]  # BigQuery's DuckDB warehouse (built on first use)
     # A Vertex REST handler for (method, path), the console's actions call it as REST does.
     resolve_vertex: Callable[[str, str], tuple[Handler, dict[str, str]] | None]
+    # A resource name as the Vertex store keys it (the project's ID where a URL has its number).
+    vertex_key: Callable[[str], str]
+    # A page's names and links with the project number, as the APIs and the CLI show them.
+    vertex_shown: Callable[[str], str]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from vertexkit.local.handles import CloudHandles
 from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import ProcessGroups
+from vertexkit.local.vertex.core.names import ProjectNames
 from vertexkit.local.vertex.operations import Operations
 from vertexkit.local.vertex.pipelines.standby import DriverStandby
 from vertexkit.local.vertex.registry.model_process import ModelProcesses, deployed_prebuilt
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 # Each model process holds its own copy of its framework (scikit-learn: about 180 MB); models
 # past these load in the cloud's process, where they share one.
 MAX_MODEL_PROCESSES = 2
+DEFAULT_PROJECT = "local-project"  # the project every local cloud answers for (server.py)
 
 
 class VertexBackend:
@@ -30,7 +32,10 @@ class VertexBackend:
     def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
-        self.store = ResourceStore(home / "vertex.sqlite")
+        # Names answered with the project number (`core.names`): this cloud's project and the
+        # default one are known from the start, any other once it has been named.
+        self.names = ProjectNames({cloud.context().project, DEFAULT_PROJECT})
+        self.store = ResourceStore(home / "vertex.sqlite", key=self.names.inward_text)
         self.operations = Operations(self.store)
         # Every process a job or deployment starts; groups a killed local cloud left are ended.
         self.processes = ProcessGroups(self.store)

@@ -25,7 +25,6 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.iam import IamPolicies
-from vertexkit.local.vertex.core.names import ProjectNames
 from vertexkit.local.vertex.core.operations import OperationsCollection
 from vertexkit.local.vertex.router import VertexRouter
 
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 METHODS = ["GET", "POST", "PATCH", "DELETE", "PUT"]
 LOCATION = "projects/{project}/locations/{location}"
-DEFAULT_PROJECT = "local-project"  # the project every local cloud answers for (server.py)
 # Every Vertex area, one folder each under vertexkit/local/vertex/ with a `routes.register`:
 # a new resource family is its folder and one line here.
 AREAS = (
@@ -61,10 +59,7 @@ IAM_RESOURCES = {
 class VertexService(Lifecycle):
     def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
         self.backend = VertexBackend(home, storage, cloud)  # opens (and checks) the state now
-        # Names answered with the project number (`core.names`): this cloud's project and the
-        # default one are known from the start, any other once it has been named.
-        project = cloud.context().project
-        self.router = VertexRouter(ProjectNames({project, DEFAULT_PROJECT}))
+        self.router = VertexRouter(self.backend.names)
         self._register_operations()
         self._register_iam()
         # The areas import every `aiplatform_v1` type they parse with (about 2 s): they load in

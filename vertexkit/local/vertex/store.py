@@ -40,10 +40,13 @@ CREATE TABLE IF NOT EXISTS processes (
 
 
 class ResourceStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: Callable[[str], str] = lambda name: name) -> None:
+        """`key`: a resource name as the store keys it (`core.names`: the project's ID where a
+        name carries its number), so a name from any answer finds its resource."""
         # Checked whole before use: a damaged or emptied file stops the start (StateError).
         self._db = open_state_database(path, SCHEMA, SCHEMA_VERSION, kind="vertex")
         self._lock = threading.RLock()
+        self._key = key
 
     def close(self) -> None:
         with self._lock:
@@ -63,6 +66,7 @@ class ResourceStore:
             return value
 
     def insert(self, collection: str, name: str, body: Resource) -> Resource:
+        name = self._key(name)
         parent = name.rsplit("/", 2)[0]
         with self._lock:
             seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM resources").fetchone()[0]
@@ -73,6 +77,7 @@ class ResourceStore:
         return body
 
     def find(self, name: str) -> Resource | None:
+        name = self._key(name)
         with self._lock:
             row = self._db.execute("SELECT body FROM resources WHERE name=?", (name,)).fetchone()
         return json.loads(row[0]) if row else None
@@ -84,6 +89,7 @@ class ResourceStore:
         return found
 
     def put(self, name: str, body: Resource) -> Resource:
+        name = self._key(name)
         with self._lock:
             self._db.execute("UPDATE resources SET body=? WHERE name=?", (json.dumps(body), name))
         return body
@@ -99,6 +105,7 @@ class ResourceStore:
             return body
 
     def delete(self, name: str) -> None:
+        name = self._key(name)
         with self._lock:
             self._db.execute("DELETE FROM resources WHERE name=?", (name,))
 
@@ -107,7 +114,7 @@ class ResourceStore:
         args: tuple[Any, ...] = (collection,)
         if parent is not None:
             query += " AND parent=?"
-            args += (parent,)
+            args += (self._key(parent),)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY seq", args).fetchall()
         return [json.loads(row[0]) for row in rows]

@@ -21,6 +21,8 @@ from vertexkit.local.projects import project_number
 # A resource name wherever it stands (a JSON value, a filter's quoted name, a query value, an
 # error message), but not inside another path or word (`gs://b/projects/x`, `myprojects/x`).
 OUTWARD = re.compile(r"(?<![\w/.-])projects/([a-z][-a-z0-9]{4,28}[a-z0-9])(?![\w-])")
+# In a page: also a name in a URL path (`href="/console/projects/<id>/..."`).
+SHOWN = re.compile(r"(?<![\w.-])projects/([a-z][-a-z0-9]{4,28}[a-z0-9])(?![\w-])")
 INWARD = re.compile(r"(?<![\w/.-])projects/(\d{6,20})(?![\w-])")
 
 
@@ -50,3 +52,7 @@ class ProjectNames:
     def outward_text(self, text: str) -> str:
         """Resource names in an answer (or an error's message), each with its project's number."""
         return OUTWARD.sub(lambda m: f"projects/{self.number(m.group(1))}", text)
+
+    def shown_text(self, text: str) -> str:
+        """A console page's names and links, as Vertex names the resources they show."""
+        return SHOWN.sub(lambda m: f"projects/{self.number(m.group(1))}", text)
