@@ -47,15 +47,14 @@ class ApiError(Exception):
         self.reason = reason or REASON_BY_CODE.get(code, "error")
         self.status = status or STATUS_BY_CODE.get(code, "UNKNOWN")
 
-    def body(self) -> dict[str, Any]:
-        return {
-            "error": {
-                "code": self.code,
-                "message": self.message,
-                "status": self.status,
-                "errors": [{"message": self.message, "domain": "global", "reason": self.reason}],
-            }
-        }
+    def body(self, *, with_status: bool = True) -> dict[str, Any]:
+        """Google's error JSON. Cloud Storage's JSON API answers it without `status` (only
+        code, message and errors): its routes ask for `with_status=False`."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if with_status:
+            error["status"] = self.status
+        error["errors"] = [{"message": self.message, "domain": "global", "reason": self.reason}]
+        return {"error": error}
 
 
 def bad_request(message: str, reason: str = "invalid") -> ApiError:

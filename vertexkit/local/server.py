@@ -228,7 +228,7 @@ class LocalCloud:
         from vertexkit.local.storage.routes import StorageService
         from vertexkit.local.vertex.routes import VertexService
 
-        storage = StorageService(self.home / "storage")
+        storage = StorageService(self.home / "storage", project=self.project)
         check_warehouse_file(self.home / "bigquery" / DATABASE_FILE)  # before any export
         # BigQuery (DuckDB, pyarrow, pandas, sqlglot: about a second to import) is built by the
         # warm-up thread, or by the first request that needs it, whichever comes first.

@@ -88,6 +88,12 @@ def checked_new_bucket(resource: dict[str, Any]) -> dict[str, Any]:
     policy = resource.get("retentionPolicy")
     if isinstance(policy, dict):
         resource["retentionPolicy"] = {k: v for k, v in policy.items() if k != "isLocked"}
+    location = resource.get("location")
+    if location is not None:
+        if not isinstance(location, str) or not location.strip():
+            raise bad_request(f"location: a Cloud Storage location such as US or us-central1; "
+                              f"got {location!r}.")  # fmt: skip
+        resource["location"] = location.upper()  # Cloud Storage stores and answers it so
     return resource
 
 

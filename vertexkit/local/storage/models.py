@@ -58,6 +58,12 @@ WRITABLE_FIELDS = (
 SYSTEM_FIELDS = ("componentCount",)
 MAX_COMPOSE_SOURCES = 32
 SCHEMA_VERSION = 1
+# Cloud Storage's own messages (recorded traffic: k8s-config-connector's storage _http.log).
+NO_SUCH_BUCKET = "The specified bucket does not exist."
+PRECONDITION_FAILED = "At least one of the pre-conditions you specified did not hold."
+# Its 409 on a bucket created again, reason "conflict" (googleapi's "Error 409: <message>,
+# conflict", as Terraform's google provider reports it).
+BUCKET_OWNED = "Your previous request to create the named bucket succeeded and you already own it."
 RESUMABLE_SESSION_NS = 7 * 24 * 3600 * 10**9  # a resumable upload session lives one week
 
 
@@ -104,14 +110,8 @@ class Preconditions:
             meta is None or meta == self.if_metageneration_not_match
         ):
             failures.append(f"ifMetagenerationNotMatch={self.if_metageneration_not_match}")
-        if failures:
-            state = f"generation {generation}" if current else "does not exist"
-            raise ApiError(
-                412,
-                f"At least one of the pre-conditions you specified did not hold "
-                f"({', '.join(failures)}; the {what} {state}).",
-                reason="conditionNotMet",
-            )
+        if failures:  # Google's message names neither the condition nor the generation
+            raise ApiError(412, PRECONDITION_FAILED, reason="conditionNotMet")
 
 
 @dataclass
@@ -141,8 +141,11 @@ class Listing:
 class ObjectStore:
     """Buckets, objects and resumable upload sessions under one directory."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, project: str = "local-project") -> None:
         self.home = home
+        # The project a bucket belongs to when nothing else says so (one made by the local
+        # cloud itself, or a directory made on disk): the local cloud's own project.
+        self.project = project
         self.uploads = home / UPLOADS_DIR
         self.uploads.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -210,10 +213,7 @@ class ObjectStore:
         with self._lock:
             root = self.bucket_root(bucket)
             if root.exists():
-                raise conflict(
-                    f"Your previous request to create the named bucket succeeded and you already "
-                    f"own it: bucket {bucket!r} exists."
-                )
+                raise ApiError(409, BUCKET_OWNED, reason="conflict")
             root.mkdir()
             return self._insert_bucket_row(bucket, project, resource)
 
@@ -227,13 +227,15 @@ class ObjectStore:
         """The bucket's stored resource (a directory made on disk gets a default one)."""
         root = self.bucket_root(bucket)
         if not root.is_dir():
-            raise not_found(f"The specified bucket does not exist: {bucket!r}.")
+            raise not_found(NO_SUCH_BUCKET)
         row = self._bucket_row(bucket)
         if row:
             return row
         created = root.stat().st_mtime_ns
-        return {"name": bucket, "project": None, "resource": {}, "created_ns": created,
-                "updated_ns": created, "metageneration": 1}  # fmt: skip
+        # A directory made on disk is listed under every project (on_disk) but owned, as
+        # projectNumber and IAM say, by the local cloud's project.
+        return {"name": bucket, "project": self.project, "resource": {}, "created_ns": created,
+                "updated_ns": created, "metageneration": 1, "on_disk": True}  # fmt: skip
 
     def list_buckets(self, project: str, prefix: str = "") -> list[dict]:
         buckets = []
@@ -245,7 +247,7 @@ class ObjectStore:
                 bucket = self.get_bucket(entry.name)
             except ApiError:  # a directory whose name is not a valid bucket name
                 continue
-            if bucket["project"] in (None, project):
+            if bucket.get("on_disk") or bucket["project"] in (None, project):
                 buckets.append(bucket)
         return buckets
 
@@ -255,11 +257,10 @@ class ObjectStore:
         with self._lock:
             current = self.get_bucket(bucket)
             if metageneration is not None and metageneration != current["metageneration"]:
-                raise ApiError(412, f"ifMetagenerationMatch={metageneration} did not hold "
-                               f"(bucket metageneration {current['metageneration']}).")  # fmt: skip
+                raise ApiError(412, PRECONDITION_FAILED, reason="conditionNotMet")
             resource = {**current["resource"], **changes}
             if not self._bucket_row(bucket):
-                self._insert_bucket_row(bucket, current["project"] or "", {})
+                self._insert_bucket_row(bucket, current["project"] or self.project, {})
             self._db.execute(
                 "UPDATE buckets SET resource=?, metageneration=metageneration+1, updated_ns=? "
                 "WHERE name=?",
@@ -302,7 +303,7 @@ class ObjectStore:
     def _require_bucket(self, bucket: str) -> Path:
         root = self.bucket_root(bucket)
         if not root.is_dir():
-            raise not_found(f"The specified bucket does not exist: {bucket!r}.")
+            raise not_found(NO_SUCH_BUCKET)
         return root
 
     # -- objects: read -----------------------------------------------------------------------
@@ -324,9 +325,8 @@ class ObjectStore:
         self, bucket: str, name: str, generation: int | None = None, hashes: bool = True
     ) -> ObjectRecord:
         record = self.stat(bucket, name, hashes=hashes, generation=generation)
-        if record is None:
-            suffix = f" (generation {generation})" if generation is not None else ""
-            raise not_found(f"No such object: {bucket}/{name}{suffix}")
+        if record is None:  # Google's words, with or without a generation asked for
+            raise not_found(f"No such object: {bucket}/{name}")
         return record
 
     def _file_record(

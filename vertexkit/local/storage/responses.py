@@ -55,31 +55,81 @@ def object_resource(record: ObjectRecord, base_url: str) -> dict[str, Any]:
     return resource
 
 
+# Location types (Cloud Storage "Bucket locations"): the multi-regions and the predefined
+# dual-regions by name; any other location is a region. A multi-region name with
+# customPlacementConfig.dataLocations is a configurable dual-region.
+MULTI_REGIONS = frozenset({"US", "EU", "ASIA"})
+DUAL_REGIONS = frozenset({"ASIA1", "EUR4", "EUR5", "EUR7", "EUR8", "NAM4"})
+DEFAULT_LOCATION = "US"  # discovery document, Bucket.location: "Defaults to US"
+SOFT_DELETE_SECONDS = "604800"  # a new bucket's soft-delete policy: 7 days (recorded traffic)
+# Fields Cloud Storage computes: a client's value for them is never answered back.
+OUTPUT_ONLY = frozenset({
+    "kind", "id", "selfLink", "projectNumber", "name", "timeCreated", "updated", "generation",
+    "metageneration", "locationType", "etag",
+})  # fmt: skip
+
+
 def bucket_resource(bucket: dict[str, Any], base_url: str) -> dict[str, Any]:
-    stored = bucket["resource"]
+    """A bucket as Cloud Storage answers it: the fields it fills on every bucket (recorded
+    traffic, k8s-config-connector's storagebucket _http.log), then what was set on it."""
+    stored = {k: v for k, v in bucket["resource"].items() if k not in OUTPUT_ONLY and k[0] != "_"}
     name = bucket["name"]
-    resource = {
+    created = rfc3339(bucket["created_ns"])
+    location = str(stored.get("location") or DEFAULT_LOCATION).upper()
+    resource: dict[str, Any] = {
         "kind": "storage#bucket",
         "id": name,
         "selfLink": f"{base_url}/storage/v1/b/{quoted(name)}",
-        "projectNumber": project_number(bucket["project"] or DEFAULT_PROJECT),
+        "projectNumber": owner_number(bucket["project"]),
         "name": name,
-        "timeCreated": rfc3339(bucket["created_ns"]),
+        "timeCreated": created,
         "updated": rfc3339(bucket["updated_ns"]),
+        "generation": str(bucket["created_ns"]),  # the bucket's creation, in ns as Google's
         "metageneration": str(bucket["metageneration"]),
-        "location": "US",
-        "locationType": "multi-region",
         "storageClass": "STANDARD",
+        "rpo": "DEFAULT",
         "etag": base64.b64encode(f"{name}/{bucket['metageneration']}".encode()).decode(),
-        "iamConfiguration": {
-            "uniformBucketLevelAccess": {"enabled": False},
-            "publicAccessPrevention": "inherited",
-        },
+        **stored,
+        "location": location,
+        "locationType": location_type(location, stored),
+        "softDeletePolicy": soft_delete_policy(stored.get("softDeletePolicy"), created),
+        "iamConfiguration": iam_configuration(stored.get("iamConfiguration")),
     }
-    resource.update(
-        {k: v for k, v in stored.items() if k not in ("name", "kind", "id") and k[0] != "_"}
-    )
     return resource
+
+
+def owner_number(project: str | None) -> str:
+    """The number Resource Manager gives the owning project (a number given as the project
+    is that number already)."""
+    project = project or DEFAULT_PROJECT
+    return project if project.isdigit() else project_number(project)
+
+
+def location_type(location: str, stored: dict[str, Any]) -> str:
+    placement = stored.get("customPlacementConfig") or {}
+    if location in DUAL_REGIONS or (location in MULTI_REGIONS and placement.get("dataLocations")):
+        return "dual-region"
+    return "multi-region" if location in MULTI_REGIONS else "region"
+
+
+def soft_delete_policy(stored: Any, created: str) -> dict[str, Any]:
+    """Seven days unless set; effectiveTime is server-set (discovery: "Server-determined")."""
+    policy = dict(stored) if isinstance(stored, dict) else {}
+    seconds = policy.get("retentionDurationSeconds", SOFT_DELETE_SECONDS)
+    return {**policy, "retentionDurationSeconds": str(seconds), "effectiveTime": created}
+
+
+def iam_configuration(stored: Any) -> dict[str, Any]:
+    """Uniform bucket-level access (off unless set), its legacy twin bucketPolicyOnly
+    (discovery: "populated with identical information"), publicAccessPrevention "inherited"."""
+    config = dict(stored) if isinstance(stored, dict) else {}
+    uniform = config.get("uniformBucketLevelAccess") or {"enabled": False}
+    return {
+        **config,
+        "bucketPolicyOnly": dict(uniform),
+        "uniformBucketLevelAccess": dict(uniform),
+        "publicAccessPrevention": config.get("publicAccessPrevention") or "inherited",
+    }
 
 
 def listing_resource(listing: Listing, base_url: str) -> dict[str, Any]:

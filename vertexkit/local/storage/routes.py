@@ -49,6 +49,7 @@ from vertexkit.local.storage.responses import DEFAULT_PROJECT
 from vertexkit.local.storage.wire import base_url as _base_url
 from vertexkit.local.storage.wire import int_query as _int_query
 from vertexkit.local.storage.wire import json_body as _json_body
+from vertexkit.local.storage.wire import storage_errors
 from vertexkit.specs import SpecError
 from vertexkit.specs.requests import validate_page_size
 
@@ -58,10 +59,13 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class StorageService(Lifecycle):
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, project: str = DEFAULT_PROJECT) -> None:
+        """`project`: the local cloud's project, which owns the buckets the cloud makes itself
+        (a pipeline root, a staging bucket): the SDK's bucket-ownership check compares their
+        projectNumber with Resource Manager's number for the project it was given."""
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
-        self.store = ObjectStore(home)
+        self.store = ObjectStore(home, project)
         self.acl = AclRoutes(self.store)
         self.folders = FolderRoutes(self.store)
         self.managed_folders = ManagedFolderRoutes(self.store)
@@ -74,7 +78,7 @@ class StorageService(Lifecycle):
 
     def routes(self) -> list[BaseRoute]:
         every = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-        return [
+        return storage_errors([
             Route("/storage/v1/b", self._buckets, methods=["GET", "POST"]),
             Route("/storage/v1/b/{rest:path}", self._dispatch, methods=every),
             Route(
@@ -82,7 +86,7 @@ class StorageService(Lifecycle):
             ),
             Route("/download/storage/v1/b/{rest:path}", self._download, methods=["GET"]),
             *self.hmac_keys.routes(),
-        ]
+        ])  # fmt: skip
 
     # -- routing -----------------------------------------------------------------------------
     async def _dispatch(self, request: Request) -> Response:
@@ -172,7 +176,7 @@ class StorageService(Lifecycle):
 
     # -- buckets -----------------------------------------------------------------------------
     async def _buckets(self, request: Request) -> Response:
-        project = request.query_params.get("project") or DEFAULT_PROJECT
+        project = request.query_params.get("project") or self.store.project
         base = _base_url(request)
         if request.method == "POST":
             body = await _json_body(request)
@@ -300,7 +304,7 @@ class StorageService(Lifecycle):
         record = await self._checked_record(request, bucket, name)
         headers = {**responses.object_headers(record), "accept-ranges": "bytes"}
         if record.is_folder or record.size == 0:
-            return Response(b"", media_type=record.content_type, headers=headers)
+            return Response(b"", headers=_with_content_type(headers, record))
         stream, record = await run_in_threadpool(self._open_current, record)
         span = responses.parse_range(request.headers.get("range"), record.size)
         headers = {**responses.object_headers(record), "accept-ranges": "bytes"}
@@ -312,7 +316,7 @@ class StorageService(Lifecycle):
             headers["content-range"] = f"bytes {start}-{end}/{record.size}"
         return StreamingResponse(
             _read_span(stream, start, end), status_code=status,
-            media_type=record.content_type, headers=headers,
+            headers=_with_content_type(headers, record),
         )  # fmt: skip
 
     def _open_current(self, record: ObjectRecord) -> tuple[Any, ObjectRecord]:
@@ -496,8 +500,9 @@ class StorageService(Lifecycle):
         return await self._uploaded(request, record, entries)
 
     # -- Python interface for the other local services --------------------------------------
-    def ensure_bucket(self, bucket: str) -> None:
-        self.store.ensure_bucket(bucket, DEFAULT_PROJECT)
+    def ensure_bucket(self, bucket: str, project: str | None = None) -> None:
+        """Makes the bucket if it is missing, owned by `project` (the cloud's by default)."""
+        self.store.ensure_bucket(bucket, project or self.store.project)
 
     def object_path(self, bucket: str, name: str) -> Path:
         """The file that holds gs://bucket/name (it may not exist yet). Rejects `..` etc.
@@ -548,6 +553,13 @@ class StorageService(Lifecycle):
 
 # -- request helpers ---------------------------------------------------------------------------
 _ACL_PATH = re.compile(r"(.+)/acl(?:/([^/]+))?")  # on the raw path: o/{object}/acl[/{entity}]
+
+
+def _with_content_type(headers: dict[str, str], record: ObjectRecord) -> dict[str, str]:
+    """Media is answered with the object's stored contentType exactly, as Cloud Storage does:
+    given as a header, not as `media_type`, which Starlette would extend with `; charset=utf-8`
+    for a text/* type."""
+    return {**headers, "content-type": record.content_type}
 
 
 def _unquoted(part: str | None) -> str | None:

@@ -3,12 +3,49 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 
-from vertexkit.local.errors import ApiError, bad_request
+from vertexkit.local.errors import ApiError, bad_request, refused
+from vertexkit.local.storage.models import PRECONDITION_FAILED
 from vertexkit.local.storage.responses import decode_page_token, encode_page_token
+from vertexkit.specs.errors import NotServedLocally, SpecError
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def storage_errors(routes: list[BaseRoute]) -> list[BaseRoute]:
+    """The routes with Cloud Storage's error JSON: `{"error": {code, message, errors}}`, no
+    `status` field (recorded storage traffic: a 404 bucket get). The app-wide handlers answer
+    Vertex's and BigQuery's errors with `status`, so Storage's are caught here, at its routes."""
+    shaped: list[BaseRoute] = []
+    for route in routes:
+        if isinstance(route, Route):
+            methods = sorted(route.methods or ())
+            route = Route(route.path, _storage_shaped(route.endpoint), methods=methods)
+        shaped.append(route)
+    return shaped
+
+
+def _storage_shaped(endpoint: Endpoint) -> Endpoint:
+    async def answer(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except ApiError as error:
+            return storage_error(error)
+        except SpecError as exc:  # as the app's spec handler would, in Storage's shape
+            return storage_error(refused(str(exc)) if isinstance(exc, NotServedLocally)
+                                 else bad_request(str(exc)))  # fmt: skip
+
+    return answer
+
+
+def storage_error(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(with_status=False), status_code=error.code)
 
 
 def base_url(request: Request) -> str:
@@ -50,12 +87,7 @@ def check_metageneration(request: Request, current: int, what: str, prefix: str 
     match = int_query(request, f"{prefix}MetagenerationMatch")
     not_match = int_query(request, f"{prefix}MetagenerationNotMatch")
     if (match is not None and match != current) or (not_match is not None and not_match == current):
-        raise ApiError(
-            412,
-            f"At least one of the pre-conditions you specified did not hold (the {what}'s "
-            f"metageneration is {current}).",
-            reason="conditionNotMet",
-        )
+        raise ApiError(412, PRECONDITION_FAILED, reason="conditionNotMet")
 
 
 def page_of(
