@@ -6,6 +6,7 @@ model: the insert succeeds, the job fails).
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import decimal
 import fnmatch
@@ -247,6 +248,8 @@ class JobRunner:
         }
         selecting = translation.statement_type == "SELECT"
         anonymous = selecting and not config.get("destinationTable")
+        if anonymous:
+            self._check_before_results_dataset(project, translation, params)
         destination = self._destination(project, config, run.job) if selecting else None
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
@@ -289,6 +292,28 @@ class JobRunner:
             stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
             self._record_in(cur, run, stats)
         return stats
+
+    def _check_before_results_dataset(self, project: str, translation: Any, params: Any) -> None:
+        """The anonymous dataset is made by the project's first valid query only: a failing
+        first query must leave no trace in the catalog. So that query is planned (LIMIT 0, no
+        rows read) in a transaction that is rolled back before the dataset is made; later
+        queries find the dataset known and skip this."""
+        if project in self.warehouse.results_ready:
+            return
+        cur = self.warehouse.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for name in translation.read_tables:
+                self.warehouse.require_table(cur, name)
+            for routine in translation.routines:
+                routines.require(cur, routine)
+            for ref in translation.information_schema:
+                information_schema.register(self.warehouse, cur, ref)
+            cur.execute(f"SELECT * FROM ({translation.sql}) AS first_query LIMIT 0", params)
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+            cur.close()
 
     def _destination(self, project: str, config: dict, job: dict) -> TableName:
         table = config.get("destinationTable")

@@ -20,6 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from vertexkit.local.bigquery.dataset_resource import (
+    OUTPUT_ONLY,
+    creation_defaults,
+    dataset_resource,
+    list_entry,
+)
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
 from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
@@ -156,29 +162,20 @@ class BigQueryService(Lifecycle):
         return Route(path, endpoint_typed, methods=list(methods))
 
     # -- datasets --------------------------------------------------------------------------------
-    def _dataset_resource(self, project: str, dataset: str, body: dict) -> dict:
-        return {
-            "kind": "bigquery#dataset",
-            "id": f"{project}:{dataset}",
-            "datasetReference": {"projectId": project, "datasetId": dataset},
-            "location": body.get("location") or LOCATION,
-            "etag": body.get("lastModifiedTime", ""),
-            **{k: v for k, v in body.items() if k not in ("datasetReference", "location")},
-        }
-
     def list_datasets(self, params: dict, query: dict, _: dict) -> dict:
         project = params["project"]
-        names = self.warehouse.list_datasets(project, query.get("all") == "true")
+        # `all` is a boolean query parameter: the client sends "True"
+        hidden = str(query.get("all", "")).lower() == "true"
+        names = self.warehouse.list_datasets(project, hidden)
         page, token = _page_of(names, query)
-        items = [
-            {
-                "kind": "bigquery#dataset",
-                "id": f"{project}:{name}",
-                "datasetReference": {"projectId": project, "datasetId": name},
-                "location": LOCATION,
-            }
-            for name in page
-        ]
+        cur = self.warehouse.cursor()
+        try:
+            items = [
+                list_entry(project, name, self.warehouse.dataset_body(cur, project, name))
+                for name in page
+            ]
+        finally:
+            cur.close()
         return _with_token({"kind": "bigquery#datasetList", "datasets": items}, token)
 
     def insert_dataset(self, params: dict, _: dict, body: dict) -> dict:
@@ -189,24 +186,23 @@ class BigQueryService(Lifecycle):
         if reference.get("projectId") not in (None, project):
             raise bad_request("datasetReference.projectId does not match the URL's project")
         self._check_writable(project)
-        extras = {k: v for k, v in body.items() if k != "datasetReference"}
-        stored = self.warehouse.create_dataset(project, dataset, extras)
-        return self._dataset_resource(project, dataset, stored)
+        stored = self.warehouse.create_dataset(project, dataset, creation_defaults(body))
+        return dataset_resource(project, dataset, stored)
 
     def get_dataset(self, params: dict, _: dict, __: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
         body = self.warehouse.dataset_body(self.warehouse.cursor(), project, dataset)
-        return self._dataset_resource(project, dataset, body)
+        return dataset_resource(project, dataset, body)
 
     def patch_dataset(self, params: dict, _: dict, body: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
         validate_dataset(body, creating=False)
         self._check_writable(project)
         changes = {
-            k: v for k, v in body.items() if k not in ("datasetReference", "id", "kind", "etag")
+            k: v for k, v in body.items() if k not in OUTPUT_ONLY
         }
         stored = self.warehouse.patch_dataset(project, dataset, changes)
-        return self._dataset_resource(project, dataset, stored)
+        return dataset_resource(project, dataset, stored)
 
     def delete_dataset(self, params: dict, query: dict, _: dict) -> Response:
         self._check_writable(params["project"])
