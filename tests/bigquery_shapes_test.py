@@ -86,7 +86,7 @@ def test_failing_first_query_leaves_no_dataset(local_cloud: LocalCloud) -> None:
     # datasets.list `all`: "Whether to list all datasets, including hidden ones"; the failed
     # query made none.
     assert [d.dataset_id for d in client.list_datasets(include_all=True)] == []
-    assert list(client.query("SELECT 1", api_method="QUERY").result())[0][0] == 1
+    assert next(iter(client.query("SELECT 1", api_method="QUERY").result()))[0] == 1
     # BigQuery's anonymous result datasets are hidden ("_"-prefixed) and the local one is
     # internal: not listed even with all=true.
     assert [d.dataset_id for d in client.list_datasets(include_all=True)] == []

@@ -198,9 +198,7 @@ class BigQueryService(Lifecycle):
         project, dataset = params["project"], params["dataset"]
         validate_dataset(body, creating=False)
         self._check_writable(project)
-        changes = {
-            k: v for k, v in body.items() if k not in OUTPUT_ONLY
-        }
+        changes = {k: v for k, v in body.items() if k not in OUTPUT_ONLY}
         stored = self.warehouse.patch_dataset(project, dataset, changes)
         return dataset_resource(project, dataset, stored)
 
