@@ -90,3 +90,32 @@ def test_failing_first_query_leaves_no_dataset(local_cloud: LocalCloud) -> None:
     # BigQuery's anonymous result datasets are hidden ("_"-prefixed) and the local one is
     # internal: not listed even with all=true.
     assert [d.dataset_id for d in client.list_datasets(include_all=True)] == []
+
+
+# -- 6. arithmetic over UNNEST of an array of structs ---------------------------------------------
+def _one(client: bigquery.Client, sql: str) -> object:
+    return next(iter(client.query(sql).result()))[0]
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        "[STRUCT(1 AS a, 3 AS b), STRUCT(2 AS a, 3 AS b)]",
+        # An array's elements are coerced to their supertype (BigQuery docs, "Conversion rules",
+        # supertypes): STRUCT(2, 3) takes the field names a, b by position.
+        "[STRUCT(1 AS a, 3 AS b), STRUCT(2, 3)]",
+        # Typed constructors name fields by position (docs, "Data types", constructing a STRUCT:
+        # `STRUCT<x int64>(5)`).
+        "[STRUCT<a INT64, b INT64>(1, 3), STRUCT(2, 3)]",
+        "ARRAY<STRUCT<a INT64, b INT64>>[STRUCT(1, 3), STRUCT(2, 3)]",
+    ],
+)
+def test_sum_of_products_over_unnest_of_structs(client: bigquery.Client, array: str) -> None:
+    # BigQuery: 1 * 3 + 2 * 3 = 9 (the local answer was 3: the unnamed element's a and b NULL)
+    assert _one(client, f"SELECT SUM(s.a * s.b) FROM UNNEST({array}) AS s") == 9
+
+
+def test_struct_arity_mismatch_in_array_is_refused(client: bigquery.Client) -> None:
+    # BigQuery: structs of different arity have no supertype, so the array literal is an error
+    with pytest.raises(exceptions.BadRequest, match="cannot be coerced"):
+        _one(client, "SELECT [STRUCT(1 AS a, 3 AS b), STRUCT(2)]")
