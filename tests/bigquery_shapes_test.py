@@ -119,3 +119,85 @@ def test_struct_arity_mismatch_in_array_is_refused(client: bigquery.Client) -> N
     # BigQuery: structs of different arity have no supertype, so the array literal is an error
     with pytest.raises(exceptions.BadRequest, match="cannot be coerced"):
         _one(client, "SELECT [STRUCT(1 AS a, 3 AS b), STRUCT(2)]")
+
+
+# -- 2. tables -------------------------------------------------------------------------------------
+SIZE_FIELDS = (
+    "numBytes",
+    "numLongTermBytes",
+    "numRows",
+    "numTotalLogicalBytes",
+    "numActiveLogicalBytes",
+    "numLongTermLogicalBytes",
+)
+
+
+def test_table_location_is_its_datasets_and_sizes_are_strings(client: bigquery.Client) -> None:
+    created = _new_dataset(client, "EU")
+    table_id = f"{created.project}.{created.dataset_id}.t"
+    client.create_table(bigquery.Table(table_id, schema=[bigquery.SchemaField("x", "INT64")]))
+    client.query(f"INSERT INTO `{table_id}` (x) VALUES (1), (2)").result()
+    body = client.get_table(table_id)._properties
+    # Reference Table.location: "This value is inherited from the dataset."
+    assert body["location"] == "EU"
+    # Reference Table: each size is int64/uint64 JSON, i.e. a string
+    assert all(isinstance(body[key], str) for key in SIZE_FIELDS)
+    assert body["numRows"] == "2"
+    assert body["numBytes"] == "16"  # 2 INT64 values of 8 bytes (docs, "Data size calculation")
+
+
+def test_partitioning_and_clustering_answered_back(client: bigquery.Client, dataset: str) -> None:
+    spec = bigquery.Table(
+        f"{dataset}.parts",
+        schema=[bigquery.SchemaField("d", "DATE"), bigquery.SchemaField("x", "INT64")],
+    )
+    spec.time_partitioning = bigquery.TimePartitioning(field="d")
+    spec.clustering_fields = ["x"]
+    spec.require_partition_filter = True
+    client.create_table(spec)
+    body = client.get_table(spec.reference)._properties
+    # Reference Table.timePartitioning / clustering / requirePartitionFilter: kept as given
+    assert body["timePartitioning"] == {"type": "DAY", "field": "d"}
+    assert body["clustering"] == {"fields": ["x"]}
+    assert body["requirePartitionFilter"] is True
+
+
+def test_ddl_partition_by_cluster_by_kept(client: bigquery.Client, dataset: str) -> None:
+    client.query(
+        f"CREATE TABLE `{dataset}.ddl` (ts TIMESTAMP, n INT64) PARTITION BY DATE(ts) "
+        "CLUSTER BY n OPTIONS (require_partition_filter = TRUE)"
+    ).result()
+    table = client.get_table(f"{dataset}.ddl")
+    # docs, CREATE TABLE: PARTITION BY DATE(timestamp_column) partitions by day on that column
+    assert table._properties["timePartitioning"] == {"type": "DAY", "field": "ts"}
+    assert table.clustering_fields == ["n"]
+    assert table.require_partition_filter is True
+    client.query(
+        f"CREATE TABLE `{dataset}.ranged` PARTITION BY RANGE_BUCKET(n, GENERATE_ARRAY(0, 100, 10))"
+        " AS SELECT 5 AS n"
+    ).result()
+    # Reference RangePartitioning: range.start/end/interval are int64 strings
+    assert client.get_table(f"{dataset}.ranged")._properties["rangePartitioning"] == {
+        "field": "n",
+        "range": {"start": "0", "end": "100", "interval": "10"},
+    }
+
+
+def test_require_partition_filter_honoured(client: bigquery.Client, dataset: str) -> None:
+    client.query(
+        f"CREATE TABLE `{dataset}.guarded` (d DATE, n INT64) PARTITION BY d "
+        "OPTIONS (require_partition_filter = TRUE)"
+    ).result()
+    client.query(f"INSERT INTO `{dataset}.guarded` VALUES (DATE '2024-01-01', 1)").result()
+    # BigQuery's error without a partition filter (docs, "Set partition filter requirements")
+    with pytest.raises(exceptions.BadRequest, match="without a filter over column"):
+        client.query(f"SELECT n FROM `{dataset}.guarded`").result()
+    rows = client.query(f"SELECT n FROM `{dataset}.guarded` WHERE d = '2024-01-01'").result()
+    assert [row.n for row in rows] == [1]
+
+
+def test_partitioning_on_missing_column_refused(client: bigquery.Client, dataset: str) -> None:
+    spec = bigquery.Table(f"{dataset}.bad", schema=[bigquery.SchemaField("x", "INT64")])
+    spec.time_partitioning = bigquery.TimePartitioning(field="x")
+    with pytest.raises(exceptions.BadRequest, match="TIMESTAMP, DATE or DATETIME"):
+        client.create_table(spec)

@@ -23,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     information_schema,
+    partitioning,
     routine_ddl,
     routines,
     script_text,
@@ -174,6 +175,7 @@ class JobRunner:
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                self._check_partition_filters(cur, translation, str(query.get("query")))
                 for routine in translation.routines:
                     routines.require(cur, routine)
                 for ref in translation.information_schema:
@@ -254,6 +256,7 @@ class JobRunner:
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            self._check_partition_filters(cur, translation, config["query"])
             for routine in translation.routines:
                 routines.require(cur, routine)
             for ref in translation.information_schema:
@@ -292,6 +295,18 @@ class JobRunner:
             stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
             self._record_in(cur, run, stats)
         return stats
+
+    def _check_partition_filters(
+        self, cur: duckdb.DuckDBPyConnection, translation: Any, sql: str
+    ) -> None:
+        """Tables made with requirePartitionFilter refuse a query without one (BigQuery)."""
+        required = {}
+        for name in translation.read_tables:
+            options = self.warehouse.table_extras(cur, name)
+            column = partitioning.partition_column(options)
+            if options.get("requirePartitionFilter") and column:
+                required[f"{name.project}.{name.dataset}.{name.table}"] = column
+        partitioning.check_partition_filters(sql, required)
 
     def _check_before_results_dataset(self, project: str, translation: Any, params: Any) -> None:
         """The anonymous dataset is made by the project's first valid query only: a failing
@@ -387,6 +402,11 @@ class JobRunner:
         cur.execute(translation.sql, params)
         self.warehouse.drop_table_extras(cur, target)
         extras = {"view": {"query": ""}} if translation.create_kind == "VIEW" else {}
+        if translation.table_options:  # checked on the schema the statement made
+            partitioning.check_options(
+                translation.table_options, self.warehouse.bare_schema(cur, target)
+            )
+            extras.update(translation.table_options)
         self.warehouse.touch_table(cur, target, extras)
         return {"ddlOperationPerformed": operation, "ddlTargetTable": _table_reference(target)}
 

@@ -29,6 +29,7 @@ from vertexkit.local.bigquery.dataset_resource import (
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
 from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
+from vertexkit.local.bigquery.partitioning import check_options, options_of
 from vertexkit.local.bigquery.projects_api import Projects
 from vertexkit.local.bigquery.responses import (
     LOCATION,
@@ -48,6 +49,7 @@ from vertexkit.local.bigquery.streaming import (
     row_error,
 )
 from vertexkit.local.bigquery.table_iam import TableIam
+from vertexkit.local.bigquery.table_resource import table_resource
 from vertexkit.local.bigquery.validation import (
     validate_dataset,
     validate_job,
@@ -211,31 +213,7 @@ class BigQueryService(Lifecycle):
 
     # -- tables ----------------------------------------------------------------------------------
     def _table_resource(self, name: TableName) -> dict:
-        cur = self.warehouse.cursor()
-        try:
-            kind = self.warehouse.require_table(cur, name)
-            extras = self.warehouse.table_extras(cur, name)
-            fields = self.warehouse.table_schema(cur, name)
-            rows = self.warehouse.count_rows(cur, name) if kind == "TABLE" else 0
-        finally:
-            cur.close()
-        resource = {
-            "kind": "bigquery#table",
-            "id": name.bigquery_id,
-            "tableReference": _reference(name),
-            "schema": {"fields": fields},
-            "type": kind,
-            "location": LOCATION,
-            "numRows": str(rows),
-            "numBytes": "0",
-            "creationTime": extras.get("creationTime", "0"),
-            "lastModifiedTime": extras.get("lastModifiedTime", "0"),
-            "etag": extras.get("lastModifiedTime", "0"),
-        }
-        for key in ("description", "labels", "friendlyName", "expirationTime", "view"):
-            if key in extras:
-                resource[key] = extras[key]
-        return resource
+        return table_resource(self.warehouse, name)
 
     def list_tables(self, params: dict, query: dict, _: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
@@ -267,6 +245,11 @@ class BigQueryService(Lifecycle):
                 "a table"
             )
         extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
+        options = options_of(body)
+        if options and view:
+            raise bad_request("A view cannot be partitioned or clustered")
+        check_options(options, fields)
+        extras.update(options)
         with self.warehouse.transaction(name) as cur:
             if not self.warehouse.dataset_exists(cur, project, dataset):
                 raise not_found(f"Not found: Dataset {project}:{dataset}")
