@@ -201,3 +201,31 @@ def test_partitioning_on_missing_column_refused(client: bigquery.Client, dataset
     spec.time_partitioning = bigquery.TimePartitioning(field="x")
     with pytest.raises(exceptions.BadRequest, match="TIMESTAMP, DATE or DATETIME"):
         client.create_table(spec)
+
+
+# -- 5. dry runs -----------------------------------------------------------------------------------
+def test_dry_run_reports_bytes_schema_and_tables(client: bigquery.Client, dataset: str) -> None:
+    client.query(
+        f"CREATE TABLE `{dataset}.sized` AS SELECT 1 AS x, 'ab' AS s UNION ALL SELECT 2, 'cde'"
+    ).result()
+    job = client.query(
+        f"SELECT x FROM `{dataset}.sized`", job_config=bigquery.QueryJobConfig(dry_run=True)
+    )
+    stats = job._properties["statistics"]
+    # docs, "Data size calculation": INT64 is 8 bytes; only the columns read are counted.
+    # Reference JobStatistics2.totalBytesProcessed: int64, a JSON string.
+    assert stats["query"]["totalBytesProcessed"] == "16"
+    assert stats["totalBytesProcessed"] == "16"
+    assert job.total_bytes_processed == 16
+    assert stats["query"]["statementType"] == "SELECT"
+    project, name = dataset.split(".")
+    assert stats["query"]["referencedTables"] == [
+        {"projectId": project, "datasetId": name, "tableId": "sized"}
+    ]
+    # Reference JobStatistics2.schema: "Present only for successful dry run"
+    assert [(f.name, f.field_type) for f in job.schema] == [("x", "INTEGER")]
+    strings = client.query(
+        f"SELECT s FROM `{dataset}.sized`", job_config=bigquery.QueryJobConfig(dry_run=True)
+    )
+    # STRING: 2 bytes + its UTF-8 bytes: (2 + 2) + (2 + 3)
+    assert strings.total_bytes_processed == 9

@@ -39,6 +39,7 @@ from vertexkit.local.bigquery.models import (
 )
 from vertexkit.local.bigquery.responses import (
     LOCATION,
+    duckdb_to_field,
     field_to_duckdb,
     quote,
 )
@@ -180,9 +181,9 @@ class JobRunner:
                     routines.require(cur, routine)
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
+                fields = None
                 if translation.statement_type == "SELECT":
-                    # LIMIT 0 plans the query (names, types, functions) without reading rows.
-                    cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
+                    fields = _result_fields(cur, translation.sql, params)
                 processed = billing.estimate(
                     self.warehouse, cur, translation.read_tables, translation.columns_read
                 )
@@ -193,14 +194,17 @@ class JobRunner:
         except duckdb.Error as error:
             raise ApiError(400, _duckdb_message(error), reason=_duckdb_reason(error)) from None
         job["status"] = {"state": "DONE"}
-        job["statistics"] = {
-            "query": {
-                "statementType": translation.statement_type,
-                "totalBytesProcessed": str(processed),
-                "cacheHit": False,
-            },
+        # Reference JobStatistics2: statementType, totalBytesProcessed (int64 string),
+        # referencedTables, and `schema`: "Present only for successful dry run"
+        stats: dict[str, Any] = {
+            "statementType": translation.statement_type,
             "totalBytesProcessed": str(processed),
+            "cacheHit": False,
+            "referencedTables": [_table_reference(name) for name in translation.read_tables],
         }
+        if fields is not None:
+            stats["schema"] = {"fields": fields}
+        job["statistics"] = {"query": stats, "totalBytesProcessed": str(processed)}
         return job
 
     def _dry_function_ddl(
@@ -634,6 +638,21 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
         message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
         result = {"reason": "invalid", "message": message}
     return {"state": "DONE", "errorResult": result, "errors": [result]}
+
+
+def _result_fields(cur: duckdb.DuckDBPyConnection, sql: str, params: Any) -> list[dict]:
+    """The result schema of a SELECT, planned with LIMIT 0 (names, types, functions checked,
+    no rows read) into a temporary table of this connection only."""
+    shape = "_vertexkit_dry_run_shape"
+    cur.execute(f"CREATE OR REPLACE TEMP TABLE {shape} AS SELECT * FROM ({sql}) LIMIT 0", params)
+    try:
+        relation = cur.sql(f"SELECT * FROM {shape}")
+        return [
+            duckdb_to_field(column, kind)
+            for column, kind in zip(relation.columns, relation.types, strict=True)
+        ]
+    finally:
+        cur.execute(f"DROP TABLE IF EXISTS {shape}")
 
 
 def _google_sql_type(field: dict) -> str:
