@@ -229,3 +229,26 @@ def test_dry_run_reports_bytes_schema_and_tables(client: bigquery.Client, datase
     )
     # STRING: 2 bytes + its UTF-8 bytes: (2 + 2) + (2 + 3)
     assert strings.total_bytes_processed == 9
+
+
+# -- 4. tables.update of a view ----------------------------------------------------------------------
+def test_view_update_with_schema_descriptions(client: bigquery.Client, dataset: str) -> None:
+    view = bigquery.Table(f"{dataset}.v")
+    view.view_query = "SELECT 1 AS a, 'x' AS b"
+    client.create_table(view)
+    body = client.get_table(view.reference).to_api_repr()
+    body["schema"]["fields"][0]["description"] = "the answer"
+    project, name = dataset.split(".")
+    path = f"/projects/{project}/datasets/{name}/tables/v"
+    # tables.update (PUT) "replaces the entire Table resource" (reference); a view's schema
+    # naming its query's columns may add descriptions (was a 500 here)
+    answer = client._connection.api_request("PUT", path, data=body)
+    assert answer["schema"]["fields"][0]["description"] == "the answer"
+    assert client.get_table(view.reference).schema[0].description == "the answer"
+    body["schema"]["fields"].append({"name": "c", "type": "STRING", "mode": "NULLABLE"})
+    with pytest.raises(exceptions.BadRequest, match="not a column of the view"):
+        client._connection.api_request("PUT", path, data=body)
+    body["schema"]["fields"].pop()
+    body["view"] = {"query": "SELECT 2 AS a, 'y' AS b", "useLegacySql": False}
+    client._connection.api_request("PUT", path, data=body)  # a new query redefines the view
+    assert [tuple(r) for r in client.query(f"SELECT * FROM `{dataset}.v`").result()] == [(2, "y")]

@@ -28,7 +28,7 @@ from vertexkit.local.bigquery.dataset_resource import (
 )
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
-from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
+from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse, _descriptions
 from vertexkit.local.bigquery.partitioning import check_options, options_of
 from vertexkit.local.bigquery.projects_api import Projects
 from vertexkit.local.bigquery.responses import (
@@ -56,6 +56,7 @@ from vertexkit.local.bigquery.validation import (
     validate_query_request,
     validate_table,
 )
+from vertexkit.local.bigquery.view_update import redefine, view_descriptions
 from vertexkit.local.errors import ApiError, bad_request, not_found
 from vertexkit.local.lifecycle import Lifecycle
 
@@ -261,6 +262,9 @@ class BigQueryService(Lifecycle):
                 translation = translate(view.get("query") or "", project)
                 cur.execute(f"CREATE VIEW {name.sql} AS {translation.sql}")
                 extras["view"] = {"query": view.get("query"), "useLegacySql": False}
+                if fields:  # descriptions of the view's columns (types must match)
+                    current = self.warehouse.table_schema(cur, name)
+                    extras["schema"] = view_descriptions(name, current, fields)
                 self.warehouse.touch_table(cur, name, extras)
             else:
                 self.warehouse.create_table(cur, name, fields, replace=False)
@@ -275,20 +279,33 @@ class BigQueryService(Lifecycle):
         validate_table(body, creating=False)
         self._check_writable(name.project)
         with self.warehouse.transaction(name) as cur:
-            self.warehouse.require_table(cur, name)
+            kind = self.warehouse.require_table(cur, name)
             fields = (body.get("schema") or {}).get("fields")
             extras: dict[str, Any] = {
                 k: body[k]
                 for k in ("description", "labels", "friendlyName", "expirationTime")
                 if k in body
             }
-            if fields is not None:
+            if kind == "VIEW":
+                extras.update(self._view_changes(cur, name, body, fields))
+            elif fields is not None:
                 self._add_columns(cur, name, fields)
-                from vertexkit.local.bigquery.models import _descriptions
-
                 extras["schema"] = _descriptions(fields)
             self.warehouse.touch_table(cur, name, extras)
         return self._table_resource(name)
+
+    def _view_changes(
+        self, cur: Any, name: TableName, body: dict, fields: list[dict] | None
+    ) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        view = body.get("view") or {}
+        stored = self.warehouse.table_extras(cur, name).get("view") or {}
+        if view.get("query") and view.get("query") != stored.get("query"):
+            changes["view"] = redefine(cur, name, view)
+        if fields is not None:
+            current = self.warehouse.table_schema(cur, name)
+            changes["schema"] = view_descriptions(name, current, fields)
+        return changes
 
     def _add_columns(self, cur: Any, name: TableName, fields: list[dict]) -> None:
         """Schema patches may only add NULLABLE/REPEATED columns, as on BigQuery."""
