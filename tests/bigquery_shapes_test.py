@@ -231,7 +231,7 @@ def test_dry_run_reports_bytes_schema_and_tables(client: bigquery.Client, datase
     assert strings.total_bytes_processed == 9
 
 
-# -- 4. tables.update of a view ----------------------------------------------------------------------
+# -- 4. tables.update of a view -------------------------------------------------------------------
 def test_view_update_with_schema_descriptions(client: bigquery.Client, dataset: str) -> None:
     view = bigquery.Table(f"{dataset}.v")
     view.view_query = "SELECT 1 AS a, 'x' AS b"
