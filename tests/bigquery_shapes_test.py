@@ -252,3 +252,16 @@ def test_view_update_with_schema_descriptions(client: bigquery.Client, dataset: 
     body["view"] = {"query": "SELECT 2 AS a, 'y' AS b", "useLegacySql": False}
     client._connection.api_request("PUT", path, data=body)  # a new query redefines the view
     assert [tuple(r) for r in client.query(f"SELECT * FROM `{dataset}.v`").result()] == [(2, "y")]
+
+
+# -- 8. GEOGRAPHY ---------------------------------------------------------------------------------
+def test_geography_refused_not_answered_as_string(client: bigquery.Client, dataset: str) -> None:
+    # BigQuery answers a GEOGRAPHY column's schema as type GEOGRAPHY (reference
+    # TableFieldSchema.type); the local BigQuery has no such type, so it refuses, never STRING.
+    spec = bigquery.Table(f"{dataset}.geo", schema=[bigquery.SchemaField("g", "GEOGRAPHY")])
+    with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
+        client.create_table(spec)
+    with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
+        client.query(f"CREATE TABLE `{dataset}.geo2` (g GEOGRAPHY)").result()
+    with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
+        client.query("SELECT CAST('POINT(1 2)' AS GEOGRAPHY) AS g").result()

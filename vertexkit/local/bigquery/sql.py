@@ -103,6 +103,9 @@ def quote_literal(value: str) -> str:
 
 
 ColumnTypes = Callable[["TableName"], dict[str, str]]
+# Text in a STRING column would come back typed STRING, not GEOGRAPHY: a different answer in
+# silence, so the type is refused by name.
+GEOGRAPHY_REFUSED = "the GEOGRAPHY type (no spatial types locally; keep WKT text in a STRING)"
 
 
 def translate(
@@ -353,6 +356,8 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
             raise not_supported(f"DROP {kind}")
+    if any(kind.this == exp.DataType.Type.GEOGRAPHY for kind in statement.find_all(exp.DataType)):
+        raise not_supported(GEOGRAPHY_REFUSED)
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
