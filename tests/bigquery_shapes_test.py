@@ -265,3 +265,19 @@ def test_geography_refused_not_answered_as_string(client: bigquery.Client, datas
         client.query(f"CREATE TABLE `{dataset}.geo2` (g GEOGRAPHY)").result()
     with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
         client.query("SELECT CAST('POINT(1 2)' AS GEOGRAPHY) AS g").result()
+
+
+# -- 3. external tables ----------------------------------------------------------------------------
+@pytest.mark.parametrize("source_format", ["CSV", "PARQUET", "NEWLINE_DELIMITED_JSON"])
+def test_external_table_refused_by_name(
+    client: bigquery.Client, dataset: str, source_format: str
+) -> None:
+    # BigQuery makes a table over the files (reference ExternalDataConfiguration); locally that
+    # is refused with its reason, never a native table that is silently empty
+    config = bigquery.ExternalConfig(source_format)
+    config.source_uris = ["gs://some-bucket/data.csv"]
+    config.autodetect = True
+    spec = bigquery.Table(f"{dataset}.ext", schema=[bigquery.SchemaField("x", "INT64")])
+    spec.external_data_configuration = config
+    with pytest.raises(exceptions.BadRequest, match="external tables are not supported"):
+        client.create_table(spec)

@@ -240,6 +240,14 @@ class BigQueryService(Lifecycle):
         name = TableName(project, dataset, reference["tableId"])
         fields = (body.get("schema") or {}).get("fields") or []
         view = body.get("view")
+        if body.get("externalDataConfiguration"):
+            # Tables over files read at query time are not modelled locally; a load job
+            # (sourceUris, autodetect) copies the same gs:// data into a native table.
+            source = str(body["externalDataConfiguration"].get("sourceFormat") or "CSV")
+            raise bad_request(
+                f"externalDataConfiguration ({source}): external tables are not supported by "
+                "the local BigQuery; load the gs:// files with a load job instead"
+            )
         if not fields and not view:
             raise bad_request(
                 "schema.fields: the local BigQuery needs a schema (or a view query) to create "
