@@ -737,16 +737,60 @@ def widen_integer_literals(statement: exp.Expression) -> None:
 
 
 def name_struct_fields(statement: exp.Expression) -> None:
-    """An unnamed STRUCT field is `_field_1`, `_field_2`, ... in BigQuery (DuckDB: `_0`, ...)."""
+    """An unnamed STRUCT field is `_field_1`, `_field_2`, ... in BigQuery (DuckDB: `_0`, ...),
+    unless the struct's context names it by position: `STRUCT<a INT64, b INT64>(1, 3)`,
+    `ARRAY<STRUCT<a INT64, b INT64>>[STRUCT(1, 3)]`, or `[STRUCT(1 AS a, 3 AS b), STRUCT(2, 3)]`
+    (an array's elements are coerced to one struct type, the first named one's). DuckDB matches
+    struct fields by name, so leaving `_field_N` there made `s.a` NULL for such elements."""
     for struct in list(statement.find_all(exp.Struct)):
         fields = struct.expressions
-        if any(isinstance(f, (exp.PropertyEQ, exp.Alias)) for f in fields):
+        if _has_named_fields(struct):
             continue
+        names = _positional_names(struct) or []
+        if names and len(names) != len(fields):
+            raise QueryError(
+                f"Struct of {len(fields)} fields cannot be coerced to STRUCT<"
+                f"{', '.join(names)}> ({len(names)} fields)"
+            )
+        names = names or [f"_field_{i}" for i in range(1, len(fields) + 1)]
         named = [
-            exp.PropertyEQ(this=exp.to_identifier(f"_field_{i}"), expression=f.copy())
-            for i, f in enumerate(fields, start=1)
+            exp.PropertyEQ(this=exp.to_identifier(name), expression=f.copy())
+            for name, f in zip(names, fields, strict=True)
         ]
         struct.set("expressions", named)
+
+
+def _has_named_fields(struct: exp.Struct) -> bool:
+    return any(isinstance(f, (exp.PropertyEQ, exp.Alias)) for f in struct.expressions)
+
+
+def _struct_type_names(kind: exp.Expression | None) -> list[str] | None:
+    if isinstance(kind, exp.DataType) and kind.this == exp.DataType.Type.STRUCT:
+        names = [column.name for column in kind.expressions if isinstance(column, exp.ColumnDef)]
+        return names if len(names) == len(kind.expressions) else None
+    return None
+
+
+def _positional_names(struct: exp.Struct) -> list[str] | None:
+    """The field names an unnamed STRUCT takes from where it stands, or None."""
+    parent = struct.parent
+    if isinstance(parent, exp.Cast):
+        return _struct_type_names(parent.args.get("to"))
+    if not isinstance(parent, exp.Array):
+        return None
+    array_type = parent.parent.args.get("to") if isinstance(parent.parent, exp.Cast) else None
+    if isinstance(array_type, exp.DataType) and array_type.this == exp.DataType.Type.ARRAY:
+        return _struct_type_names(array_type.expressions[0] if array_type.expressions else None)
+    for element in parent.expressions:
+        typed = isinstance(element, exp.Cast) and _struct_type_names(element.args.get("to"))
+        if typed:
+            return typed
+        if isinstance(element, exp.Struct) and _has_named_fields(element):
+            return [
+                f.this.name if isinstance(f, exp.PropertyEQ) else f.alias
+                for f in element.expressions
+            ]
+    return None
 
 
 def using_columns_first(statement: exp.Expression) -> None:

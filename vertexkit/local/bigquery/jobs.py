@@ -6,6 +6,7 @@ model: the insert succeeds, the job fails).
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import decimal
 import fnmatch
@@ -22,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     information_schema,
+    partitioning,
     routine_ddl,
     routines,
     script_text,
@@ -37,6 +39,7 @@ from vertexkit.local.bigquery.models import (
 )
 from vertexkit.local.bigquery.responses import (
     LOCATION,
+    duckdb_to_field,
     field_to_duckdb,
     quote,
 )
@@ -173,13 +176,14 @@ class JobRunner:
             with self.warehouse.transaction() as cur:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
+                self._check_partition_filters(cur, translation, str(query.get("query")))
                 for routine in translation.routines:
                     routines.require(cur, routine)
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
+                fields = None
                 if translation.statement_type == "SELECT":
-                    # LIMIT 0 plans the query (names, types, functions) without reading rows.
-                    cur.execute(f"SELECT * FROM ({translation.sql}) AS dry_run LIMIT 0", params)
+                    fields = _result_fields(cur, translation.sql, params)
                 processed = billing.estimate(
                     self.warehouse, cur, translation.read_tables, translation.columns_read
                 )
@@ -190,14 +194,17 @@ class JobRunner:
         except duckdb.Error as error:
             raise ApiError(400, _duckdb_message(error), reason=_duckdb_reason(error)) from None
         job["status"] = {"state": "DONE"}
-        job["statistics"] = {
-            "query": {
-                "statementType": translation.statement_type,
-                "totalBytesProcessed": str(processed),
-                "cacheHit": False,
-            },
+        # Reference JobStatistics2: statementType, totalBytesProcessed (int64 string),
+        # referencedTables, and `schema`: "Present only for successful dry run"
+        stats: dict[str, Any] = {
+            "statementType": translation.statement_type,
             "totalBytesProcessed": str(processed),
+            "cacheHit": False,
+            "referencedTables": [_table_reference(name) for name in translation.read_tables],
         }
+        if fields is not None:
+            stats["schema"] = {"fields": fields}
+        job["statistics"] = {"query": stats, "totalBytesProcessed": str(processed)}
         return job
 
     def _dry_function_ddl(
@@ -247,10 +254,13 @@ class JobRunner:
         }
         selecting = translation.statement_type == "SELECT"
         anonymous = selecting and not config.get("destinationTable")
+        if anonymous:
+            self._check_before_results_dataset(project, translation, params)
         destination = self._destination(project, config, run.job) if selecting else None
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            self._check_partition_filters(cur, translation, config["query"])
             for routine in translation.routines:
                 routines.require(cur, routine)
             for ref in translation.information_schema:
@@ -289,6 +299,40 @@ class JobRunner:
             stats = routine_ddl.run(self.warehouse, cur, statement, project, default)
             self._record_in(cur, run, stats)
         return stats
+
+    def _check_partition_filters(
+        self, cur: duckdb.DuckDBPyConnection, translation: Any, sql: str
+    ) -> None:
+        """Tables made with requirePartitionFilter refuse a query without one (BigQuery)."""
+        required = {}
+        for name in translation.read_tables:
+            options = self.warehouse.table_extras(cur, name)
+            column = partitioning.partition_column(options)
+            if options.get("requirePartitionFilter") and column:
+                required[f"{name.project}.{name.dataset}.{name.table}"] = column
+        partitioning.check_partition_filters(sql, required)
+
+    def _check_before_results_dataset(self, project: str, translation: Any, params: Any) -> None:
+        """The anonymous dataset is made by the project's first valid query only: a failing
+        first query must leave no trace in the catalog. So that query is planned (LIMIT 0, no
+        rows read) in a transaction that is rolled back before the dataset is made; later
+        queries find the dataset known and skip this."""
+        if project in self.warehouse.results_ready:
+            return
+        cur = self.warehouse.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for name in translation.read_tables:
+                self.warehouse.require_table(cur, name)
+            for routine in translation.routines:
+                routines.require(cur, routine)
+            for ref in translation.information_schema:
+                information_schema.register(self.warehouse, cur, ref)
+            cur.execute(f"SELECT * FROM ({translation.sql}) AS first_query LIMIT 0", params)
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+            cur.close()
 
     def _destination(self, project: str, config: dict, job: dict) -> TableName:
         table = config.get("destinationTable")
@@ -362,6 +406,11 @@ class JobRunner:
         cur.execute(translation.sql, params)
         self.warehouse.drop_table_extras(cur, target)
         extras = {"view": {"query": ""}} if translation.create_kind == "VIEW" else {}
+        if translation.table_options:  # checked on the schema the statement made
+            partitioning.check_options(
+                translation.table_options, self.warehouse.bare_schema(cur, target)
+            )
+            extras.update(translation.table_options)
         self.warehouse.touch_table(cur, target, extras)
         return {"ddlOperationPerformed": operation, "ddlTargetTable": _table_reference(target)}
 
@@ -589,6 +638,21 @@ def _failed_status(error: BaseException) -> dict[str, Any]:
         message = f"Internal error in the local BigQuery: {type(error).__name__}: {error}"
         result = {"reason": "invalid", "message": message}
     return {"state": "DONE", "errorResult": result, "errors": [result]}
+
+
+def _result_fields(cur: duckdb.DuckDBPyConnection, sql: str, params: Any) -> list[dict]:
+    """The result schema of a SELECT, planned with LIMIT 0 (names, types, functions checked,
+    no rows read) into a temporary table of this connection only."""
+    shape = "_vertexkit_dry_run_shape"
+    cur.execute(f"CREATE OR REPLACE TEMP TABLE {shape} AS SELECT * FROM ({sql}) LIMIT 0", params)
+    try:
+        relation = cur.sql(f"SELECT * FROM {shape}")
+        return [
+            duckdb_to_field(column, kind)
+            for column, kind in zip(relation.columns, relation.types, strict=True)
+        ]
+    finally:
+        cur.execute(f"DROP TABLE IF EXISTS {shape}")
 
 
 def _google_sql_type(field: dict) -> str:

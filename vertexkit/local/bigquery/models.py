@@ -264,7 +264,13 @@ class Warehouse:
             [f"{project}."],
         ).fetchall()
         names = [row[0][len(project) + 1 :] for row in rows]
-        return [name for name in names if include_hidden or not name.startswith("_")]
+        # Names starting with "_" are hidden datasets (shown only with `all`); the local
+        # anonymous dataset of query results is internal and never listed.
+        return [
+            name
+            for name in names
+            if name != RESULTS_DATASET and (include_hidden or not name.startswith("_"))
+        ]
 
     def delete_dataset(self, project: str, dataset: str, delete_contents: bool) -> None:
         with self.transaction() as cur:

@@ -15,7 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vertexkit.local.bigquery.query_error import not_supported
-from vertexkit.local.bigquery.sql import BIGNUMERIC_TYPE, NUMERIC_TYPE, QueryError
+from vertexkit.local.bigquery.sql import (
+    BIGNUMERIC_TYPE,
+    GEOGRAPHY_REFUSED,
+    NUMERIC_TYPE,
+    QueryError,
+)
 
 LOCATION = "US"
 SCALAR_TO_DUCKDB = {
@@ -36,7 +41,6 @@ SCALAR_TO_DUCKDB = {
     "TIME": "TIME",
     "TIMESTAMP": "TIMESTAMPTZ",
     "JSON": "JSON",
-    "GEOGRAPHY": "VARCHAR",  # WKT text; no spatial functions locally
 }
 CANONICAL_TYPE = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "STRUCT": "RECORD"}
 DUCKDB_TO_BIGQUERY = {
@@ -78,6 +82,8 @@ def field_to_duckdb(field: dict[str, Any]) -> str:
             )
         inner = ", ".join(f"{quote(child['name'])} {field_to_duckdb(child)}" for child in children)
         base = f"STRUCT({inner})"
+    elif kind == "GEOGRAPHY":
+        raise not_supported(f"field {field.get('name')}: {GEOGRAPHY_REFUSED}")
     elif kind in SCALAR_TO_DUCKDB:
         base = SCALAR_TO_DUCKDB[kind]
     else:

@@ -20,9 +20,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from vertexkit.local.bigquery.dataset_resource import (
+    OUTPUT_ONLY,
+    creation_defaults,
+    dataset_resource,
+    list_entry,
+)
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
-from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse
+from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse, _descriptions
+from vertexkit.local.bigquery.partitioning import check_options, options_of
 from vertexkit.local.bigquery.projects_api import Projects
 from vertexkit.local.bigquery.responses import (
     LOCATION,
@@ -42,12 +49,14 @@ from vertexkit.local.bigquery.streaming import (
     row_error,
 )
 from vertexkit.local.bigquery.table_iam import TableIam
+from vertexkit.local.bigquery.table_resource import table_resource
 from vertexkit.local.bigquery.validation import (
     validate_dataset,
     validate_job,
     validate_query_request,
     validate_table,
 )
+from vertexkit.local.bigquery.view_update import redefine, view_descriptions
 from vertexkit.local.errors import ApiError, bad_request, not_found
 from vertexkit.local.lifecycle import Lifecycle
 
@@ -156,29 +165,20 @@ class BigQueryService(Lifecycle):
         return Route(path, endpoint_typed, methods=list(methods))
 
     # -- datasets --------------------------------------------------------------------------------
-    def _dataset_resource(self, project: str, dataset: str, body: dict) -> dict:
-        return {
-            "kind": "bigquery#dataset",
-            "id": f"{project}:{dataset}",
-            "datasetReference": {"projectId": project, "datasetId": dataset},
-            "location": body.get("location") or LOCATION,
-            "etag": body.get("lastModifiedTime", ""),
-            **{k: v for k, v in body.items() if k not in ("datasetReference", "location")},
-        }
-
     def list_datasets(self, params: dict, query: dict, _: dict) -> dict:
         project = params["project"]
-        names = self.warehouse.list_datasets(project, query.get("all") == "true")
+        # `all` is a boolean query parameter: the client sends "True"
+        hidden = str(query.get("all", "")).lower() == "true"
+        names = self.warehouse.list_datasets(project, hidden)
         page, token = _page_of(names, query)
-        items = [
-            {
-                "kind": "bigquery#dataset",
-                "id": f"{project}:{name}",
-                "datasetReference": {"projectId": project, "datasetId": name},
-                "location": LOCATION,
-            }
-            for name in page
-        ]
+        cur = self.warehouse.cursor()
+        try:
+            items = [
+                list_entry(project, name, self.warehouse.dataset_body(cur, project, name))
+                for name in page
+            ]
+        finally:
+            cur.close()
         return _with_token({"kind": "bigquery#datasetList", "datasets": items}, token)
 
     def insert_dataset(self, params: dict, _: dict, body: dict) -> dict:
@@ -189,24 +189,21 @@ class BigQueryService(Lifecycle):
         if reference.get("projectId") not in (None, project):
             raise bad_request("datasetReference.projectId does not match the URL's project")
         self._check_writable(project)
-        extras = {k: v for k, v in body.items() if k != "datasetReference"}
-        stored = self.warehouse.create_dataset(project, dataset, extras)
-        return self._dataset_resource(project, dataset, stored)
+        stored = self.warehouse.create_dataset(project, dataset, creation_defaults(body))
+        return dataset_resource(project, dataset, stored)
 
     def get_dataset(self, params: dict, _: dict, __: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
         body = self.warehouse.dataset_body(self.warehouse.cursor(), project, dataset)
-        return self._dataset_resource(project, dataset, body)
+        return dataset_resource(project, dataset, body)
 
     def patch_dataset(self, params: dict, _: dict, body: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
         validate_dataset(body, creating=False)
         self._check_writable(project)
-        changes = {
-            k: v for k, v in body.items() if k not in ("datasetReference", "id", "kind", "etag")
-        }
+        changes = {k: v for k, v in body.items() if k not in OUTPUT_ONLY}
         stored = self.warehouse.patch_dataset(project, dataset, changes)
-        return self._dataset_resource(project, dataset, stored)
+        return dataset_resource(project, dataset, stored)
 
     def delete_dataset(self, params: dict, query: dict, _: dict) -> Response:
         self._check_writable(params["project"])
@@ -217,31 +214,7 @@ class BigQueryService(Lifecycle):
 
     # -- tables ----------------------------------------------------------------------------------
     def _table_resource(self, name: TableName) -> dict:
-        cur = self.warehouse.cursor()
-        try:
-            kind = self.warehouse.require_table(cur, name)
-            extras = self.warehouse.table_extras(cur, name)
-            fields = self.warehouse.table_schema(cur, name)
-            rows = self.warehouse.count_rows(cur, name) if kind == "TABLE" else 0
-        finally:
-            cur.close()
-        resource = {
-            "kind": "bigquery#table",
-            "id": name.bigquery_id,
-            "tableReference": _reference(name),
-            "schema": {"fields": fields},
-            "type": kind,
-            "location": LOCATION,
-            "numRows": str(rows),
-            "numBytes": "0",
-            "creationTime": extras.get("creationTime", "0"),
-            "lastModifiedTime": extras.get("lastModifiedTime", "0"),
-            "etag": extras.get("lastModifiedTime", "0"),
-        }
-        for key in ("description", "labels", "friendlyName", "expirationTime", "view"):
-            if key in extras:
-                resource[key] = extras[key]
-        return resource
+        return table_resource(self.warehouse, name)
 
     def list_tables(self, params: dict, query: dict, _: dict) -> dict:
         project, dataset = params["project"], params["dataset"]
@@ -267,12 +240,25 @@ class BigQueryService(Lifecycle):
         name = TableName(project, dataset, reference["tableId"])
         fields = (body.get("schema") or {}).get("fields") or []
         view = body.get("view")
+        if body.get("externalDataConfiguration"):
+            # Tables over files read at query time are not modelled locally; a load job
+            # (sourceUris, autodetect) copies the same gs:// data into a native table.
+            source = str(body["externalDataConfiguration"].get("sourceFormat") or "CSV")
+            raise bad_request(
+                f"externalDataConfiguration ({source}): external tables are not supported by "
+                "the local BigQuery; load the gs:// files with a load job instead"
+            )
         if not fields and not view:
             raise bad_request(
                 "schema.fields: the local BigQuery needs a schema (or a view query) to create "
                 "a table"
             )
         extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
+        options = options_of(body)
+        if options and view:
+            raise bad_request("A view cannot be partitioned or clustered")
+        check_options(options, fields)
+        extras.update(options)
         with self.warehouse.transaction(name) as cur:
             if not self.warehouse.dataset_exists(cur, project, dataset):
                 raise not_found(f"Not found: Dataset {project}:{dataset}")
@@ -284,6 +270,9 @@ class BigQueryService(Lifecycle):
                 translation = translate(view.get("query") or "", project)
                 cur.execute(f"CREATE VIEW {name.sql} AS {translation.sql}")
                 extras["view"] = {"query": view.get("query"), "useLegacySql": False}
+                if fields:  # descriptions of the view's columns (types must match)
+                    current = self.warehouse.table_schema(cur, name)
+                    extras["schema"] = view_descriptions(name, current, fields)
                 self.warehouse.touch_table(cur, name, extras)
             else:
                 self.warehouse.create_table(cur, name, fields, replace=False)
@@ -298,20 +287,33 @@ class BigQueryService(Lifecycle):
         validate_table(body, creating=False)
         self._check_writable(name.project)
         with self.warehouse.transaction(name) as cur:
-            self.warehouse.require_table(cur, name)
+            kind = self.warehouse.require_table(cur, name)
             fields = (body.get("schema") or {}).get("fields")
             extras: dict[str, Any] = {
                 k: body[k]
                 for k in ("description", "labels", "friendlyName", "expirationTime")
                 if k in body
             }
-            if fields is not None:
+            if kind == "VIEW":
+                extras.update(self._view_changes(cur, name, body, fields))
+            elif fields is not None:
                 self._add_columns(cur, name, fields)
-                from vertexkit.local.bigquery.models import _descriptions
-
                 extras["schema"] = _descriptions(fields)
             self.warehouse.touch_table(cur, name, extras)
         return self._table_resource(name)
+
+    def _view_changes(
+        self, cur: Any, name: TableName, body: dict, fields: list[dict] | None
+    ) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        view = body.get("view") or {}
+        stored = self.warehouse.table_extras(cur, name).get("view") or {}
+        if view.get("query") and view.get("query") != stored.get("query"):
+            changes["view"] = redefine(cur, name, view)
+        if fields is not None:
+            current = self.warehouse.table_schema(cur, name)
+            changes["schema"] = view_descriptions(name, current, fields)
+        return changes
 
     def _add_columns(self, cur: Any, name: TableName, fields: list[dict]) -> None:
         """Schema patches may only add NULLABLE/REPEATED columns, as on BigQuery."""

@@ -18,7 +18,7 @@ import sqlglot
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import ParseError, UnsupportedError
 
-from vertexkit.local.bigquery import googlesql
+from vertexkit.local.bigquery import googlesql, partitioning
 from vertexkit.local.bigquery.functions import (
     GOOGLESQL_FUNCTIONS,
     NOT_SUPPORTED,
@@ -79,6 +79,8 @@ class Translation:
     information_schema: list[InformationSchemaRef] = field(default_factory=list)
     # persistent functions (routines) the statement calls: (project, dataset, routine id)
     routines: list[TableName] = field(default_factory=list)
+    # CREATE TABLE's PARTITION BY / CLUSTER BY / require_partition_filter, as REST fields
+    table_options: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -101,6 +103,9 @@ def quote_literal(value: str) -> str:
 
 
 ColumnTypes = Callable[["TableName"], dict[str, str]]
+# Text in a STRING column would come back typed STRING, not GEOGRAPHY: a different answer in
+# silence, so the type is refused by name.
+GEOGRAPHY_REFUSED = "the GEOGRAPHY type (no spatial types locally; keep WKT text in a STRING)"
 
 
 def translate(
@@ -158,6 +163,8 @@ def translate(
     resolver = None
     if column_types is not None:
         resolver = _column_resolver(statement, tables_by_alias, cte_names, column_types)
+    if isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "TABLE":
+        translation.table_options = partitioning.take_ddl_options(statement)
     googlesql.rewrite(statement, resolver)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
@@ -349,6 +356,8 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
             raise not_supported(f"DROP {kind}")
+    if any(kind.this == exp.DataType.Type.GEOGRAPHY for kind in statement.find_all(exp.DataType)):
+        raise not_supported(GEOGRAPHY_REFUSED)
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
