@@ -19,6 +19,8 @@ from starlette.responses import JSONResponse, Response
 from vertexkit.local.errors import bad_request, not_served
 
 Handler = Callable[["VertexRequest"], Any]
+# Google's answer (400 INVALID_ARGUMENT) to a body that is JSON but not an object.
+NOT_A_MESSAGE = 'Invalid JSON payload received. Unknown name "": Root element must be a message.'
 # A matcher answers whole sub-collections no template lists (every resource's `operations`):
 # (method, path segments, verb, served) -> a handler or None; `served(family)` says whether a
 # collection under a location (`customJobs`) has handlers of its own.
@@ -126,12 +128,14 @@ class VertexRouter:
             body = json.loads(raw) if raw else {}
         except json.JSONDecodeError as exc:
             raise bad_request(f"Invalid JSON payload received. {exc}") from exc
+        if not isinstance(body, dict):  # `[]`, `"x"`, `1`: no request message is a JSON value
+            raise bad_request(NOT_A_MESSAGE)
         vertex_request = VertexRequest(
             method=request.method,
             path=path,
             params=params,
             query=dict(request.query_params),
-            body=body if isinstance(body, dict) else {},
+            body=body,
             headers=dict(request.headers),
             repeated=_repeated(request.query_params.multi_items()),
         )
