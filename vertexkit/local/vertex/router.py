@@ -21,6 +21,8 @@ from vertexkit.local.vertex.core.names import ProjectNames
 from vertexkit.specs.errors import SpecError
 
 Handler = Callable[["VertexRequest"], Any]
+# Google's answer (400 INVALID_ARGUMENT) to a body that is JSON but not an object.
+NOT_A_MESSAGE = 'Invalid JSON payload received. Unknown name "": Root element must be a message.'
 # A matcher answers whole sub-collections no template lists (every resource's `operations`):
 # (method, path segments, verb, served) -> a handler or None; `served(family)` says whether a
 # collection under a location (`customJobs`) has handlers of its own.
@@ -170,7 +172,9 @@ class VertexRouter:
             body = json.loads(self.names.inward_text(raw.decode())) if raw else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise bad_request(f"Invalid JSON payload received. {exc}") from exc
-        return body if isinstance(body, dict) else {}
+        if not isinstance(body, dict):  # `[]`, `"x"`, `1`: no request message is a JSON value
+            raise bad_request(NOT_A_MESSAGE)
+        return body
 
 
 def _is_operations_path(path: str) -> bool:

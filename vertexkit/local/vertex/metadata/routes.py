@@ -20,6 +20,7 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.filters import CONTEXTS_KEY
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
+from vertexkit.local.vertex.metadata.contexts import default_store
 from vertexkit.local.vertex.metadata.lineage import artifact_lineage
 from vertexkit.local.vertex.metadata.maintenance import PURGES, Maintenance
 from vertexkit.local.vertex.metadata.schemas import MetadataSchemas
@@ -55,11 +56,8 @@ class MetadataArea(Lifecycle):
     def ensure_default_store(self, request: VertexRequest) -> None:
         """Vertex makes a location's `default` store on first use; so does the local cloud."""
         validate_parent(request.params["project"], request.params["location"])
-        name = f"{request.parent}/{STORES}/{DEFAULT_STORE}"
-        if request.params.get("store") == DEFAULT_STORE and self.store.find(name) is None:
-            now = now_rfc3339()
-            store = {"name": name, "createTime": now, "updateTime": now, "state": {}}
-            self.store.insert(STORES, name, store)
+        if request.params.get("store") == DEFAULT_STORE:
+            default_store(self.store, request.parent)
 
     def get_store(self, request: VertexRequest) -> Resource:
         self.ensure_default_store(request)

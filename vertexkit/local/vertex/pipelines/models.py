@@ -67,7 +67,9 @@ def format_time(moment: datetime) -> str:
 
 # -- pipeline jobs --------------------------------------------------------------------------------
 def new_pipeline_job(name: str, body: Resource) -> Resource:
-    return new_job_resource(name, body, QUEUED)
+    """Vertex answers a just-created pipeline job PIPELINE_STATE_PENDING, then RUNNING (Google's
+    logs and samples: "PipelineJob ... current state: PipelineState.PIPELINE_STATE_PENDING")."""
+    return new_job_resource(name, body, PENDING)
 
 
 def set_state(job: Resource, state: str) -> None:

@@ -17,13 +17,14 @@ from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
-from vertexkit.local.vertex.pipelines import models, responses
+from vertexkit.local.vertex.pipelines import models, outputs, responses
 from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.cron import Cron, CronError
+from vertexkit.specs.pipelines import validate_component_refs, validate_output_directory
 from vertexkit.specs.requests import (
     validate_list_query,
     validate_metadata,
@@ -101,10 +102,10 @@ class PipelinesArea(Lifecycle):
     def submit_job(
         self, parent: str, body: dict[str, Any], job_id: str, schedule_name: str | None = None
     ) -> Resource:
-        """Validates, stores (QUEUED) and starts a pipeline job; the one path for every job.
+        """Validates, stores (PENDING) and starts a pipeline job; the one path for every job.
 
         Everything is checked before the record or the root bucket exists, so a refused job
-        leaves nothing behind (no QUEUED record that never runs)."""
+        leaves nothing behind (no PENDING record that never runs)."""
         body = protos.normalize(aiplatform_v1.PipelineJob, body)
         root_uri = validate_pipeline_job(body)
         pipeline_name = body["pipelineSpec"]["pipelineInfo"]["name"]
@@ -121,6 +122,8 @@ class PipelinesArea(Lifecycle):
             body["scheduleName"] = schedule_name
         self.backend.storage.ensure_bucket(root_uri.removeprefix("gs://").split("/", 1)[0])
         job = models.new_pipeline_job(name, body)
+        job.update(outputs.filled_fields(job, parent.split("/")[1]))
+        job["jobDetail"] = outputs.run_contexts(self.store, parent, pipeline_name, job_id)
         self.store.insert(models.PIPELINE_JOBS, name, job)
         job_root = self.backend.storage.gs_uri_to_path(
             f"{root_uri.rstrip('/')}/{parent.split('/')[1]}/{job_id}"
@@ -131,7 +134,10 @@ class PipelinesArea(Lifecycle):
         return job
 
     def get_job(self, request: VertexRequest) -> Resource:
-        return responses.public(self.store.get(request.path, "PipelineJob"))
+        job = self.store.get(request.path, "PipelineJob")
+        # the run context as it is now: `submit(experiment=)` adds the experiment as a parent
+        outputs.refresh_contexts(self.store, job)
+        return responses.public(job)
 
     def list_jobs(self, request: VertexRequest) -> Resource:
         terms = models.parse_filter(request.query.get("filter", ""))
@@ -340,6 +346,8 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
     if not root.startswith("gs://") or len(root) <= len("gs://"):
         raise bad_request(f"{field}.runtimeConfig.gcsOutputDirectory must be gs://BUCKET/PATH")
     _validate_root_bucket(root, f"{field}.runtimeConfig.gcsOutputDirectory")
+    validate_output_directory(root, f"{field}.runtimeConfig.gcsOutputDirectory")
+    validate_component_refs(spec, f"{field}.pipelineSpec")
     validate_parameter_values(
         spec.get("root", {}).get("inputDefinitions", {}).get("parameters", {}),
         runtime.get("parameterValues") or {},
