@@ -89,7 +89,7 @@ def by_id(job: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("rule", ["median_automated_stopping_spec", "decay_curve_stopping_spec"])
 def test_a_bad_curve_is_stopped_early_and_good_ones_finish(
-    client: aiplatform_v1.JobServiceClient, parent: str, rule: str
+    client: aiplatform_v1.JobServiceClient, parent: str, rule: str, local_cloud: LocalCloud
 ) -> None:
     # Trials 1 and 2 climb to the end; in the second round trial 3 reports a flat bad curve.
     job = run(client, parent, tuning_job({rule: {}}, "--bad_trials=3"))
@@ -103,6 +103,13 @@ def test_a_bad_curve_is_stopped_early_and_good_ones_finish(
         assert trials[good].state == aiplatform_v1.Trial.State.SUCCEEDED
         assert len(trials[good].measurements) == STEPS
         assert trials[good].final_measurement.step_count == STEPS
+    log = local_cloud.home / "vertex" / "training" / job.name.rsplit("/", 1)[1] / "job.log"
+    assert f"trial 3 stopped early: studySpec.{camel(rule)}" in log.read_text()
+
+
+def camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(word.title() for word in rest)
 
 
 def test_without_a_stopping_spec_every_trial_runs_to_its_end(
@@ -140,12 +147,41 @@ def test_max_num_trials_no_progress_stops_a_flat_study(
     assert len(job.trials) == 3
 
 
+@pytest.mark.parametrize("asap", [True, False])
+def test_maximum_runtime_ends_the_study_and_asap_its_trials(
+    client: aiplatform_v1.JobServiceClient, parent: str, asap: bool
+) -> None:
+    # Trials take ~1.8 s; the study may run 1 s: no second round either way, and with
+    # shouldStopAsap ("interrupt on-going evaluations of Trials") the first round is cut short.
+    config = {"maximum_runtime_constraint": {"max_duration": "1s"}, "should_stop_asap": asap}
+    job = run(client, parent, tuning_job({"study_stopping_config": config}, "--sleep=0.3"))
+    assert len(job.trials) == 2
+    assert all((len(t.measurements) < STEPS) == asap for t in job.trials)
+
+
+def test_min_num_trials_holds_off_max_num_trials(
+    client: aiplatform_v1.JobServiceClient, parent: str
+) -> None:
+    # "If there are fewer than this many COMPLETED trials, do not stop the study", checked
+    # before maxNumTrials: the study runs until 3 trials are done.
+    config = {"min_num_trials": 3, "max_num_trials": 1}
+    study = {"study_stopping_config": config}
+    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0", trials=6, parallel=1))
+    assert len(job.trials) == 3
+
+
 @pytest.mark.parametrize(
     ("study", "field"),
     [
         ({"convex_automated_stopping_spec": {"max_step_count": 10}},
          "studySpec.convexAutomatedStoppingSpec"),
         ({"observation_noise": "HIGH"}, "studySpec.observationNoise"),
+        ({"metrics": [{"metric_id": "score", "goal": "MAXIMIZE"},
+                      {"metric_id": "loss", "goal": "MINIMIZE"}],
+          "study_stopping_config": {"max_num_trials_no_progress": 2}},
+         "studySpec.studyStoppingConfig.maxNumTrialsNoProgress"),
+        ({"study_stopping_config": {"max_num_trials": -1}},
+         "studySpec.studyStoppingConfig.maxNumTrials"),
     ],
 )  # fmt: skip
 def test_unhonoured_fields_are_a_400_naming_them(
