@@ -170,6 +170,25 @@ def test_min_num_trials_holds_off_max_num_trials(
     assert len(job.trials) == 3
 
 
+def test_minimum_runtime_holds_off_max_num_trials(
+    client: aiplatform_v1.JobServiceClient, parent: str
+) -> None:
+    # "If the specified time or duration has not passed, do not stop the study".
+    config = {"minimum_runtime_constraint": {"max_duration": "1s"}, "max_num_trials": 1}
+    study = {"study_stopping_config": config}
+    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0", trials=20, parallel=1))
+    assert 2 <= len(job.trials) < 20
+
+
+def test_max_duration_no_progress_stops_a_flat_study(
+    client: aiplatform_v1.JobServiceClient, parent: str
+) -> None:
+    # Every trial scores the same, so nothing improves after trial 1.
+    study = {"study_stopping_config": {"max_duration_no_progress": "0.5s"}}
+    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0", trials=20, parallel=1))
+    assert 2 <= len(job.trials) < 20
+
+
 @pytest.mark.parametrize(
     ("study", "field"),
     [
