@@ -246,6 +246,39 @@ def _check_values(values: list[Any], default: Any, path: str, *, ordered: bool) 
 ConditionalParameterSpec.model_rebuild()
 
 
+# -- automated stopping: typed, so a misspelt or mistyped field is a 400, not a silent no-op --
+class ElapsedAxisStoppingSpec(SpecModel):
+    """DecayCurveAutomatedStoppingSpec and MedianAutomatedStoppingSpec: both have one field."""
+
+    use_elapsed_duration: bool = False
+
+
+class ConvexAutomatedStoppingSpec(SpecModel):
+    max_step_count: int = Field(default=0, ge=0)
+    min_step_count: int = Field(default=0, ge=0)
+    min_measurement_count: int = Field(default=0, ge=0)
+    learning_rate_parameter_name: str = ""
+    use_elapsed_duration: bool = False
+    update_all_stopped_trials: bool | None = None
+
+
+class StudyTimeConstraint(SpecModel):
+    """A oneof: maxDuration (since the study was created) or endTime (a wall-clock time)."""
+
+    max_duration: str | None = None
+    end_time: str | None = None
+
+
+class StudyStoppingConfig(SpecModel):
+    should_stop_asap: bool | None = None
+    minimum_runtime_constraint: StudyTimeConstraint | None = None
+    maximum_runtime_constraint: StudyTimeConstraint | None = None
+    min_num_trials: int | None = Field(default=None, ge=0)
+    max_num_trials: int | None = Field(default=None, ge=0)
+    max_num_trials_no_progress: int | None = Field(default=None, ge=0)
+    max_duration_no_progress: str | None = None
+
+
 class StudySpec(SpecModel):
     """What a tuning job optimises and how it searches."""
 
@@ -254,10 +287,10 @@ class StudySpec(SpecModel):
     algorithm: Algorithm | None = None
     observation_noise: Literal["OBSERVATION_NOISE_UNSPECIFIED", "LOW", "HIGH"] | None = None
     measurement_selection_type: MeasurementSelection | None = None
-    decay_curve_stopping_spec: dict[str, Any] | None = None
-    median_automated_stopping_spec: dict[str, Any] | None = None
-    convex_automated_stopping_spec: dict[str, Any] | None = None
-    study_stopping_config: dict[str, Any] | None = None
+    decay_curve_stopping_spec: ElapsedAxisStoppingSpec | None = None
+    median_automated_stopping_spec: ElapsedAxisStoppingSpec | None = None
+    convex_automated_stopping_spec: ConvexAutomatedStoppingSpec | None = None
+    study_stopping_config: StudyStoppingConfig | None = None
 
     @field_validator("algorithm", mode="before")
     @classmethod

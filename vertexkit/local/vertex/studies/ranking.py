@@ -1,5 +1,6 @@
-"""Comparing trials by their metrics: the optimal trials, the final measurement a complete
-picks, and the median automated stopping rule.
+"""Comparing trials by their metrics: the optimal trials and the final measurement a complete
+picks. The median automated stopping rule lives in `training.early_stopping`, shared with
+tuning jobs.
 
 Objective values are signed so that larger is better whatever each metric's goal, which keeps
 every comparison here one-directional.
@@ -7,23 +8,11 @@ every comparison here one-directional.
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
+from vertexkit.local.vertex.training.early_stopping import signed
+
 Param = dict[str, Any]
-
-
-def signed(spec: Param, measurement: Param) -> list[float] | None:
-    """The measurement's objective values, negated for MINIMIZE; None if one is missing.
-    A reported metric without `value` is 0: proto3 JSON leaves a zero double out."""
-    by_id = {m.get("metricId"): m.get("value", 0.0) for m in measurement.get("metrics") or []}
-    values = []
-    for metric in spec["metrics"]:
-        value = by_id.get(metric["metricId"])
-        if value is None:
-            return None
-        values.append(float(value) if metric["goal"] == "MAXIMIZE" else -float(value))
-    return values
 
 
 # -- listOptimalTrials ----------------------------------------------------------------------
@@ -57,34 +46,3 @@ def select_measurement(spec: Param, measurements: list[Param]) -> Param | None:
     if spec.get("measurementSelectionType") == "BEST_MEASUREMENT":
         return max(usable, key=lambda m: signed(spec, m)[0])  # type: ignore[index]
     return usable[-1]
-
-
-# -- checkTrialEarlyStoppingState -----------------------------------------------------------
-def median_rule_stops(spec: Param, trial: Param, others: list[Param]) -> bool:
-    """MedianAutomatedStoppingSpec, as its reference states it: stop a pending trial whose best
-    objective value is strictly below the median performance of the completed trials, each
-    completed trial's performance being the running average of its objective values reported
-    up to the trial's last measurement (by step count). The first metric is the objective."""
-    measurements = trial.get("measurements") or []
-    own = objectives(spec, measurements)
-    if not own:
-        return False
-    last_step = step(measurements[-1])
-    averages = [running_average(spec, t, last_step) for t in others if succeeded(t)]
-    averages = [a for a in averages if a is not None]
-    return bool(averages) and max(own) < statistics.median(averages)
-
-
-def objectives(spec: Param, measurements: list[Param]) -> list[float]:
-    """The (signed) first-metric values of the measurements that report every metric."""
-    return [values[0] for values in (signed(spec, m) for m in measurements) if values]
-
-
-def running_average(spec: Param, trial: Param, up_to_step: int) -> float | None:
-    reported = [m for m in trial.get("measurements") or [] if step(m) <= up_to_step]
-    values = objectives(spec, reported)
-    return statistics.fmean(values) if values else None
-
-
-def step(measurement: Param) -> int:
-    return int(measurement.get("stepCount") or 0)

@@ -35,6 +35,7 @@ from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.local.vertex.studies import optimizer, ranking, validation
+from vertexkit.local.vertex.training import early_stopping
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.errors import SpecError
 from vertexkit.specs.requests import validate_list_query, validate_parent
@@ -252,10 +253,10 @@ class StudiesArea(Lifecycle):
         return self.change_pending(name, lambda trial: trial.update(state="STOPPING"))
 
     def check_early_stopping(self, request: VertexRequest) -> Resource:
-        """shouldStop from the study spec's medianAutomatedStoppingSpec (`ranking.
-        median_rule_stops`); a study without a stopping spec never stops a trial early, so
-        the answer is false. A trial told to stop becomes STOPPING; one already STOPPING is
-        told to stop again."""
+        """shouldStop from the study spec's medianAutomatedStoppingSpec (`early_stopping.
+        median_rule_stops`, shared with tuning jobs); a study without a stopping spec never
+        stops a trial early, so the answer is false. A trial told to stop becomes STOPPING;
+        one already STOPPING is told to stop again."""
         parsed(aiplatform_v1.CheckTrialEarlyStoppingStateRequest, request.body)
         name = request.path.rsplit(":", 1)[0]
         study = self.get_study_of(name)
@@ -272,7 +273,8 @@ class StudiesArea(Lifecycle):
         if "medianAutomatedStoppingSpec" not in spec or trial["state"] not in PENDING:
             return False
         others = self.store.list(TRIALS, study["name"])
-        return ranking.median_rule_stops(spec, trial, others)
+        completed = [t.get("measurements") or [] for t in others if ranking.succeeded(t)]
+        return early_stopping.median_rule_stops(spec, trial.get("measurements") or [], completed)
 
     def list_optimal_trials(self, request: VertexRequest) -> Resource:
         parsed(aiplatform_v1.ListOptimalTrialsRequest, request.body)

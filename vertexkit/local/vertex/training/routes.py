@@ -26,7 +26,7 @@ from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
-from vertexkit.local.vertex.training.tuning import TuningRun
+from vertexkit.local.vertex.training.tuning import TuningRun, refuse_unhonoured
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import validate_custom_job_spec, validate_tuning_job
 from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
@@ -80,6 +80,7 @@ class TrainingArea(Lifecycle):
             require(body, key)
         require(body, "trialJobSpec")
         validate_tuning_job(body)  # the one rule book for study specs
+        refuse_unhonoured(body["studySpec"])  # what the local tuning engine cannot carry out
         validate_custom_job_spec(body["trialJobSpec"])
         check_runnable_pools(body["trialJobSpec"], "trialJobSpec")
         check_job_placement(self.store, request.parent, body, "trialJobSpec")

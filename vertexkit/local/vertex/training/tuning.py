@@ -6,6 +6,17 @@ from the job label `vertexkit-seed` when present (a local-only convenience for r
 runs), else from the job ID. Each trial runs the trial job spec's worker pools with
 `--name=value` appended and reports through cloudml-hypertune, whose metric file
 (`CLOUD_ML_HP_METRIC_FILE`) is private to the trial.
+
+Stopping. Each hypertune report is an intermediate measurement (its `global_step` the step
+count, its timestamp less the trial's start the elapsed duration); a watcher reads them while
+the trial runs and, under medianAutomatedStoppingSpec or decayCurveStoppingSpec
+(`early_stopping`), ends the trial's processes. Vertex documents no separate state for a trial
+its service stopped early, so such a trial ends SUCCEEDED with the measurement that
+measurementSelectionType picks from what it reported as finalMeasurement (INFEASIBLE if it
+reported nothing), and the job log says why it stopped. studyStoppingConfig is checked, rule by
+rule in the reference's order, before each new trial is asked for; with shouldStopAsap the
+time rules also end trials in flight. convexAutomatedStoppingSpec and observationNoise are
+refused (`refuse_unhonoured`) before the job is created.
 """
 
 from __future__ import annotations
@@ -14,8 +25,10 @@ import itertools
 import json
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +36,8 @@ from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobLog, Outcome
 from vertexkit.local.vertex.store import now_rfc3339
-from vertexkit.local.vertex.training.execution import Executor
+from vertexkit.local.vertex.training import early_stopping
+from vertexkit.local.vertex.training.execution import Executor, parse_duration
 from vertexkit.local.vertex.training.packages import PackageError
 from vertexkit.local.vertex.training.runner import ClusterPlan
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -35,6 +49,7 @@ if TYPE_CHECKING:  # Optuna (0.2 s to import) loads when a tuning job starts: `_
 SEED_LABEL = "vertexkit-seed"
 METRIC_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"  # read by hypertune.HyperTune()
 MAX_STARTUP_TRIALS = 10
+WATCH_SECONDS = 0.05  # how often a running trial's reports are read for early stopping
 
 
 def _optuna() -> Any:
@@ -146,27 +161,65 @@ def format_arg(value: Any) -> str:
     return str(value)
 
 
+# -- fields the local tuning engine does not carry out: refused before the job exists ---------
+def refuse_unhonoured(spec: Param, path: str = "studySpec") -> None:
+    if "convexAutomatedStoppingSpec" in spec:
+        raise SpecError(
+            f"{path}.convexAutomatedStoppingSpec",
+            "the convex autoregressive stopping rule is not run locally; use "
+            "medianAutomatedStoppingSpec or decayCurveStoppingSpec",
+        )
+    if spec.get("observationNoise", "OBSERVATION_NOISE_UNSPECIFIED") != (
+        "OBSERVATION_NOISE_UNSPECIFIED"
+    ):
+        raise SpecError(
+            f"{path}.observationNoise",
+            "the local optimiser (Optuna's samplers) has no noise model; leave it unset",
+        )
+    config = spec.get("studyStoppingConfig") or {}
+    for key in ("maxNumTrialsNoProgress", "maxDurationNoProgress"):
+        if key in config and len(spec.get("metrics") or []) > 1:
+            raise SpecError(
+                f"{path}.studyStoppingConfig.{key}",
+                "effective only for single-objective studies (as its reference warns); "
+                "this study has several metrics",
+            )
+
+
 # -- metrics --------------------------------------------------------------------------------
-def read_measurement(path: Path, metrics: list[Param], selection: str) -> Param | None:
-    """The trial's final measurement from cloudml-hypertune's JSON lines, or None."""
-    if not path.exists():
-        return None
+def read_curve(path: Path, metrics: list[Param], started: float) -> list[Param]:
+    """The trial's measurements so far, from cloudml-hypertune's JSON lines: the reports that
+    carry every study metric, elapsedDuration counted from `started` (a time.time())."""
     ids = [m["metricId"] for m in metrics]
-    reports = []
-    for line in path.read_text().splitlines():
-        with_suppressed = _parse_line(line)
-        if with_suppressed and all(i in with_suppressed for i in ids):
-            reports.append(with_suppressed)
-    if not reports:
-        return None
-    chosen = reports[-1]
-    if selection == "BEST_MEASUREMENT":
-        sign = 1.0 if metrics[0]["goal"] == "MAXIMIZE" else -1.0
-        chosen = max(reports, key=lambda r: sign * float(r[ids[0]]))
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    curve = []
+    for line in lines:  # hypertune rewrites the file per report: a torn line is skipped
+        report = _parse_line(line)
+        if report and all(i in report for i in ids):
+            curve.append(as_measurement(report, ids, started))
+    return curve
+
+
+def as_measurement(report: Param, ids: list[str], started: float) -> Param:
+    since = max(0.0, float(report.get("timestamp") or started) - started)
     return {
-        "stepCount": str(int(chosen.get("global_step") or 0)),
-        "metrics": [{"metricId": i, "value": float(chosen[i])} for i in ids],
+        "elapsedDuration": f"{since:.3f}s",
+        "stepCount": str(int(report.get("global_step") or 0)),
+        "metrics": [{"metricId": i, "value": float(report[i])} for i in ids],
     }
+
+
+def final_measurement(curve: list[Param], metrics: list[Param], selection: str) -> Param | None:
+    """The measurement measurementSelectionType picks (LAST_MEASUREMENT unless BEST)."""
+    if not curve:
+        return None
+    if selection != "BEST_MEASUREMENT":
+        return curve[-1]
+    sign = 1.0 if metrics[0]["goal"] == "MAXIMIZE" else -1.0
+    return max(curve, key=lambda m: sign * m["metrics"][0]["value"])
 
 
 def _parse_line(line: str) -> dict[str, Any] | None:
@@ -187,6 +240,30 @@ class AskedTrial:
     trial_dir: Path
     values: dict[str, Any]
 
+    @property
+    def metric_file(self) -> Path:
+        return self.trial_dir / "hypertune" / "output.metrics"
+
+
+@dataclass
+class TrialControl(JobControl):
+    """One trial's stop switch: set when the job stops (the job's outcome) or when a stopping
+    rule ends the trial (`early`: why; the trial then ends SUCCEEDED)."""
+
+    job: JobControl = field(default_factory=JobControl)
+    early: str = ""
+
+    def outcome(self) -> Outcome:
+        return Outcome(states.SUCCEEDED, message=self.early) if self.early else self.job.outcome()
+
+
+def passed(constraint: Param, since_start: float) -> bool:
+    """A StudyTimeConstraint: maxDuration since the study began, or a wall-clock endTime."""
+    if "endTime" in constraint:
+        end = datetime.fromisoformat(constraint["endTime"].replace("Z", "+00:00"))
+        return time.time() >= end.timestamp()
+    return since_start >= (parse_duration(constraint.get("maxDuration")) or 0.0)
+
 
 class TuningRun:
     def __init__(self, executor: Executor, job: Param, control: JobControl) -> None:
@@ -206,6 +283,15 @@ class TuningRun:
         self.failures: list[str] = []
         self.successes = 0
         self._lock = threading.Lock()
+        self.stopping = self.study_spec.get("studyStoppingConfig") or {}
+        self.started_at = time.time()
+        self.started = 0  # trials asked for
+        self.curves: list[list[Param]] = []  # trials that ran to their end: the rules' yardstick
+        self.trial_starts: dict[str, float] = {}
+        self.best: float | None = None  # signed objective, for the no-progress rules
+        self.no_progress = 0
+        self.last_progress = self.started_at
+        self.study_stopped = ""
 
     def run(self) -> None:
         self.executor.set_state(self.name, states.PENDING)
@@ -244,16 +330,53 @@ class TuningRun:
         told in trial order after it. So a seeded study suggests the same values however the
         trial processes happen to be scheduled: a reproducible local study is worth waiting for
         each round's slowest trial (Vertex itself promises no such order)."""
-        started = 0
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
-            while started < self.max_trials and self.go_on():
-                size = min(self.parallel, self.max_trials - started)
-                asked = [self.ask(study, started + i + 1) for i in range(size)]
-                started += size
+            while self.started < self.max_trials and self.go_on():
+                asked = []
+                while len(asked) < self.parallel and self.may_ask():
+                    self.started += 1
+                    asked.append(self.ask(study, self.started))
+                if not asked:
+                    return
                 ran = [pool.submit(self.run_trial, trial, pool_argv) for trial in asked]
                 for trial, future in zip(asked, ran, strict=True):
                     outcome, ended = future.result()
                     self.record(study, trial, outcome, ended)
+
+    def may_ask(self) -> bool:
+        if self.started >= self.max_trials or not self.go_on():
+            return False
+        reason = self.study_stop_reason(asking=True)
+        if reason and not self.study_stopped:
+            self.study_stopped = reason
+            self.log(f"study stopped after {self.started} trials: {reason}")
+        return not reason
+
+    def study_stop_reason(self, asking: bool) -> str:
+        """studyStoppingConfig's rules, top to bottom, the first applicable one deciding (as
+        its reference says): "" to go on. `asking`: a new trial would be added."""
+        config, since = self.stopping, time.time() - self.started_at
+        where = "studyStoppingConfig"
+        if "minimumRuntimeConstraint" in config and not passed(
+            config["minimumRuntimeConstraint"], since
+        ):
+            return ""
+        if "maximumRuntimeConstraint" in config and passed(
+            config["maximumRuntimeConstraint"], since
+        ):
+            return f"{where}.maximumRuntimeConstraint passed"
+        ended = self.successes + len(self.failures)
+        if "minNumTrials" in config and ended < int(config["minNumTrials"]):
+            return ""
+        if "maxNumTrials" in config and self.started + asking > int(config["maxNumTrials"]):
+            return f"{where}.maxNumTrials ({config['maxNumTrials']}) reached"
+        limit = config.get("maxNumTrialsNoProgress")
+        if limit is not None and self.no_progress >= int(limit):
+            return f"{where}.maxNumTrialsNoProgress: no better objective in {limit} trials"
+        quiet = parse_duration(config.get("maxDurationNoProgress"))
+        if quiet and time.time() - self.last_progress >= quiet:
+            return f"{where}.maxDurationNoProgress: no better objective in {quiet:g}s"
+        return ""
 
     def go_on(self) -> bool:
         too_many = self.max_failed and len(self.failures) > self.max_failed
@@ -279,11 +402,53 @@ class TuningRun:
             return self.control.outcome(), now_rfc3339()
         plan = self.trial_plan(trial.trial_id, trial.trial_dir, trial.values, pool_argv)
         plan.device_env = lease.env
+        control = TrialControl(job=self.control)
+        self.trial_starts[trial.trial_id] = time.time()
+        done = threading.Event()
+        watcher = threading.Thread(target=self.watch, args=(trial, control, done), daemon=True)
+        watcher.start()
         try:
-            outcome = self.executor.cluster_run(plan, self.trial_spec, self.control, self.log).run()
+            outcome = self.executor.cluster_run(plan, self.trial_spec, control, self.log).run()
         finally:
+            done.set()
+            watcher.join()
             self.executor.gpus.release(owner)
         return outcome, now_rfc3339()
+
+    def watch(self, trial: AskedTrial, control: TrialControl, done: threading.Event) -> None:
+        """Until the trial ends: pass a job stop on, or stop the trial when a rule says so."""
+        while not done.wait(WATCH_SECONDS):
+            if self.control.stop.is_set():
+                control.stop.set()
+                return
+            reason = self.trial_stop_reason(trial)
+            if reason:
+                control.early = reason
+                self.log(f"trial {trial.trial_id} stopped early: {reason}")
+                control.stop.set()
+                return
+
+    def trial_stop_reason(self, trial: AskedTrial) -> str:
+        if self.stopping.get("shouldStopAsap"):
+            reason = self.study_stop_reason(asking=False)
+            if reason:
+                return f"studyStoppingConfig.shouldStopAsap: the study stopped ({reason})"
+        curve = self.curve(trial)
+        with self._lock:
+            completed = list(self.curves)
+        rule = early_stopping.should_stop(self.study_spec, curve, completed)
+        if not rule:
+            return ""
+        metric = self.study_spec["metrics"][0]["metricId"]
+        return (
+            f"studySpec.{rule}: its {metric} curve up to step {curve[-1]['stepCount']} "
+            f"(elapsed {curve[-1]['elapsedDuration']}) loses to the {len(completed)} trials "
+            "that ran to their end"
+        )
+
+    def curve(self, trial: AskedTrial) -> list[Param]:
+        started = self.trial_starts.get(trial.trial_id, self.started_at)
+        return read_curve(trial.metric_file, self.study_spec["metrics"], started)
 
     def trial_plan(
         self,
@@ -306,28 +471,41 @@ class TuningRun:
         )
 
     def record(self, study: optuna.Study, trial: AskedTrial, outcome: Outcome, ended: str) -> None:
-        optuna_trial, trial_id, trial_dir = trial.optuna_trial, trial.trial_id, trial.trial_dir
+        optuna_trial, trial_id = trial.optuna_trial, trial.trial_id
         measurement = None
         reason = outcome.message
+        curve = self.curve(trial)
         if outcome.state == states.SUCCEEDED:
             selection = self.study_spec.get("measurementSelectionType", "LAST_MEASUREMENT")
-            path = trial_dir / "hypertune" / "output.metrics"
-            measurement = read_measurement(path, self.study_spec["metrics"], selection)
+            measurement = final_measurement(curve, self.study_spec["metrics"], selection)
             if measurement is None:
                 ids = [m["metricId"] for m in self.study_spec["metrics"]]
                 reason = f"the trial reported no value for metric(s) {ids} through hypertune"
         change: Param = {"endTime": ended}
+        if curve:
+            change["measurements"] = curve
         with self._lock:
+            self.note_progress(measurement)
             if measurement:
                 study.tell(optuna_trial, [m["value"] for m in measurement["metrics"]])
                 change.update(state="SUCCEEDED", finalMeasurement=measurement)
                 self.successes += 1
+                if not outcome.message:  # ran to its end, not stopped early
+                    self.curves.append(curve)
             else:
                 study.tell(optuna_trial, state=_optuna().trial.TrialState.FAIL)
                 change.update(state="INFEASIBLE", infeasibleReason=reason)
                 self.failures.append(f"trial {trial_id}: {reason}")
         self.log(f"trial {trial_id} ended {change['state']}")
         self.update_trial(trial_id, change)
+
+    def note_progress(self, measurement: Param | None) -> None:
+        """For maxNumTrialsNoProgress and maxDurationNoProgress (single-objective only)."""
+        values = early_stopping.signed(self.study_spec, measurement) if measurement else None
+        if values and (self.best is None or values[0] > self.best):
+            self.best, self.no_progress, self.last_progress = values[0], 0, time.time()
+        else:
+            self.no_progress += 1
 
     def update_trial(self, trial_id: str, change: Param) -> None:
         def apply(job: Param) -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 import optuna
 
 from vertexkit.local.vertex.training.tuning import (
+    final_measurement,
     format_arg,
     grid_points,
-    read_measurement,
+    read_curve,
     suggest,
 )
 
@@ -60,11 +61,16 @@ def test_measurement_last_and_best(tmp_path: Path) -> None:
              {"loss": "0.4", "global_step": "3"}]  # fmt: skip
     path.write_text("\n".join(json.dumps(line) for line in lines))
     metrics = [{"metricId": "loss", "goal": "MINIMIZE"}]
-    last = read_measurement(path, metrics, "LAST_MEASUREMENT")
-    best = read_measurement(path, metrics, "BEST_MEASUREMENT")
-    assert last == {"stepCount": "3", "metrics": [{"metricId": "loss", "value": 0.4}]}
-    assert best == {"stepCount": "2", "metrics": [{"metricId": "loss", "value": 0.2}]}
-    assert read_measurement(path, [{"metricId": "acc", "goal": "MAXIMIZE"}], "LAST") is None
+    curve = read_curve(path, metrics, started=0.0)
+    last = final_measurement(curve, metrics, "LAST_MEASUREMENT")
+    best = final_measurement(curve, metrics, "BEST_MEASUREMENT")
+    assert last and last["stepCount"] == "3" and last["metrics"] == [
+        {"metricId": "loss", "value": 0.4}
+    ]
+    assert best and best["stepCount"] == "2" and best["metrics"] == [
+        {"metricId": "loss", "value": 0.2}
+    ]
+    assert read_curve(path, [{"metricId": "acc", "goal": "MAXIMIZE"}], 0.0) == []
 
 
 def test_grid_points_cover_every_combination_once() -> None:
