@@ -64,6 +64,7 @@ class MachineSpec(SpecModel):
     def check(self, path: str, *, for_prediction: bool = False) -> None:
         machine = _known_machine(self.machine_type, join_path(path, "machineType"), for_prediction)
         self._check_accelerator_type(path)
+        self._check_partition(path)
         if machine.tpu:
             self._check_tpu(machine, path)
         else:
@@ -92,6 +93,22 @@ class MachineSpec(SpecModel):
                 field,
                 f"{name} has reached end of support; use one of: "
                 f"{allowed(tables.current_gpu_types())}",
+            )
+
+    def _check_partition(self, path: str) -> None:
+        """MachineSpec.gpuPartitionSize (reference): "If set, the accelerator_count should be
+        set to 1." It partitions a GPU, so it needs one."""
+        if not self.gpu_partition_size:
+            return
+        if not self.uses_gpu:
+            raise SpecError(
+                join_path(path, "gpuPartitionSize"),
+                "partitions a GPU: set acceleratorType to a GPU and acceleratorCount to 1",
+            )
+        if self.count != 1:
+            raise SpecError(
+                join_path(path, "acceleratorCount"),
+                f"must be 1 when gpuPartitionSize is set; got {self.count}",
             )
 
     def _check_gpu(self, machine: MachineType, path: str, for_prediction: bool) -> None:

@@ -22,6 +22,16 @@ POOL_ROLES = ("chief", "workers", "parameter servers or Reduction Server", "eval
 STRATEGIES = ("STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START")
 DURATION = re.compile(r"^(\d+)(\.\d{1,9})?s$")
 GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
+# Resource name formats from the CustomJobSpec reference (aiplatform_v1 custom_job.proto):
+# tensorboard "projects/{project}/locations/{location}/tensorboards/{tensorboard}", experiment
+# ".../metadataStores/{metadataStores}/contexts/{experiment-name}", experimentRun
+# ".../contexts/{experiment-name}-{experiment-run-name}".
+TENSORBOARD_NAME = re.compile(r"^projects/[^/]+/locations/[^/]+/tensorboards/[^/]+$")
+CONTEXT_NAME = re.compile(r"^projects/[^/]+/locations/[^/]+/metadataStores/[^/]+/contexts/[^/]+$")
+# The SDK documents both (`CustomJob.run`): "`service_account` is required with provided
+# `tensorboard`" and "... with provided `experiment`"; the TensorBoard setup guide: "The Vertex
+# AI TensorBoard integration with custom training requires attaching a service account."
+NEEDS_SERVICE_ACCOUNT = ("tensorboard", "experiment")
 
 Strategy = Literal[
     "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START"
@@ -261,6 +271,7 @@ class CustomJobSpec(SpecModel):
             self.scheduling.check(join_path(path, "scheduling"))
         self._check_output_directory(path)
         self._check_service_account(path)
+        self._check_tracking(path)
 
     def _check_layout(self, pools_path: str) -> None:
         pools = self.worker_pool_specs
@@ -352,6 +363,50 @@ class CustomJobSpec(SpecModel):
                 join_path(path, "serviceAccount"),
                 f"must be a service account email like name@project.iam.gserviceaccount.com; "
                 f"got {account!r}",
+            )
+
+    def _check_tracking(self, path: str) -> None:
+        """tensorboard, experiment and experimentRun: their formats and how they combine."""
+        if self.tensorboard and not TENSORBOARD_NAME.match(self.tensorboard):
+            raise SpecError(
+                join_path(path, "tensorboard"),
+                "must be projects/{project}/locations/{location}/tensorboards/{tensorboard}; "
+                f"got {self.tensorboard!r}",
+            )
+        for key, value in (("experiment", self.experiment), ("experimentRun", self.experiment_run)):
+            if value and not CONTEXT_NAME.match(value):
+                raise SpecError(
+                    join_path(path, key),
+                    "must be projects/{project}/locations/{location}/metadataStores/{store}/"
+                    f"contexts/{{context}}; got {value!r}",
+                )
+        # The SDK's CustomJob.run: "'experiment' and 'tensorboard' cannot be set together."
+        if self.experiment and self.tensorboard:
+            raise SpecError(
+                join_path(path, "tensorboard"), "cannot be set together with experiment"
+            )
+        if self.experiment_run:
+            self._check_run_of_experiment(path)
+        for key in NEEDS_SERVICE_ACCOUNT:
+            if getattr(self, key) and not self.service_account:
+                raise SpecError(
+                    join_path(path, "serviceAccount"),
+                    f"is required when {key} is set: Vertex AI writes to the {key} as the "
+                    "job's service account",
+                )
+
+    def _check_run_of_experiment(self, path: str) -> None:
+        """experimentRun "can only be set when `experiment` is set" (the SDK's CustomJob.run),
+        and its context ID is `{experiment-name}-{experiment-run-name}` (the reference)."""
+        field = join_path(path, "experimentRun")
+        if not self.experiment:
+            raise SpecError(field, "can only be set when experiment is set")
+        run = self.experiment_run or ""
+        if not run.startswith(f"{self.experiment}-"):
+            raise SpecError(
+                field,
+                f"must be a run of experiment {self.experiment}: "
+                f"{self.experiment}-{{experiment-run-name}}; got {run!r}",
             )
 
     def with_defaults(self) -> CustomJobSpec:

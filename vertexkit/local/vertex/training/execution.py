@@ -15,6 +15,7 @@ from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.jobs import states
 from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobExecutor, JobLog, Outcome
 from vertexkit.local.vertex.training import gpus
+from vertexkit.local.vertex.training.dispositions import log_notes, record_on_run
 from vertexkit.local.vertex.training.packages import PackageCache, PackageError
 from vertexkit.local.vertex.training.runner import ClusterPlan, ClusterRun, python_argv
 
@@ -38,12 +39,16 @@ class Executor(JobExecutor):
 
     # -- custom jobs -----------------------------------------------------------------------
     def start_custom_job(self, job: dict[str, Any]) -> None:
+        """Starts a stored job (a CustomJob, or the backing job of a training pipeline); its
+        ExperimentRun, if any, lists it from now on, as on Vertex."""
+        record_on_run(self.backend.store, job)
         self.submit(job["name"], lambda control: self._run_custom_job(job, control))
 
     def _run_custom_job(self, job: dict[str, Any], control: JobControl) -> None:
         name, job_id = job["name"], job["name"].rsplit("/", 1)[1]
         spec = job["jobSpec"]
         log = JobLog(self.root / job_id)
+        log_notes(spec, log, job)
         self.set_state(name, states.PENDING)
         try:
             pool_argv = self.prepare_pools(spec, log)
@@ -80,7 +85,10 @@ class Executor(JobExecutor):
             stop=control.stop,
             stop_reason=control.outcome,
             timeout=parse_duration(scheduling.get("timeout")),
-            restart_on_failure=bool(scheduling.get("restartJobOnWorkerRestart")),
+            # Scheduling.disableRetries (reference): "If true, overrides
+            # Scheduling.restart_job_on_worker_restart to false."
+            restart_on_failure=bool(scheduling.get("restartJobOnWorkerRestart"))
+            and not scheduling.get("disableRetries"),
             log=log,
             groups=self.backend.processes,
         )

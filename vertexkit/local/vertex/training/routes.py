@@ -14,7 +14,7 @@ from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.jobs import states
-from vertexkit.local.vertex.jobs.lifecycle import Outcome
+from vertexkit.local.vertex.jobs.lifecycle import JobLog, Outcome
 from vertexkit.local.vertex.jobs.verbs import (
     delete_ended,
     fail_left_running,
@@ -24,6 +24,7 @@ from vertexkit.local.vertex.jobs.verbs import (
 from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training import models, responses
+from vertexkit.local.vertex.training.dispositions import check_references, log_notes
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
 from vertexkit.local.vertex.training.tuning import TuningRun, refuse_unhonoured
@@ -66,6 +67,7 @@ class TrainingArea(Lifecycle):
         validate_custom_job_spec(body["jobSpec"])
         check_runnable_pools(body["jobSpec"], "jobSpec")
         check_job_placement(self.store, request.parent, body, "jobSpec")
+        check_references(self.store, request.parent, body["jobSpec"], "jobSpec")
         self.executor.gpus.check_fits(body["jobSpec"], "jobSpec")
         job = self._insert(models.CUSTOM_JOBS, request.parent, body)
         self.executor.start_custom_job(job)
@@ -84,8 +86,12 @@ class TrainingArea(Lifecycle):
         validate_custom_job_spec(body["trialJobSpec"])
         check_runnable_pools(body["trialJobSpec"], "trialJobSpec")
         check_job_placement(self.store, request.parent, body, "trialJobSpec")
+        check_references(self.store, request.parent, body["trialJobSpec"], "trialJobSpec")
         self.executor.gpus.check_fits(body["trialJobSpec"], "trialJobSpec")
         job = self._insert(models.TUNING_JOBS, request.parent, body)
+        # Said once for the tuning job (its trials share the spec): tuning.py runs the trials.
+        job_log = JobLog(self.executor.root / job["name"].rsplit("/", 1)[1])
+        log_notes(job["trialJobSpec"], job_log, job)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from vertexkit.local.vertex.training.dispositions import check_refused
 from vertexkit.specs import SpecError
 
 NO_ENTRYPOINT = (
@@ -24,6 +25,7 @@ MAX_EXEC_BYTES = min(os.sysconf("SC_ARG_MAX"), 2 * 1024 * 1024) // 2
 
 def check_runnable_pools(spec: dict[str, Any], prefix: str) -> None:
     """What the local cloud needs to run a pool, beyond Vertex's own rules."""
+    check_refused(spec, prefix)  # fields that need what this machine cannot give
     pools = spec.get("workerPoolSpecs") or []
     if not pools:
         raise SpecError(f"{prefix}.workerPoolSpecs", "at least one worker pool is required")

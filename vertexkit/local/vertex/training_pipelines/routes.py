@@ -24,9 +24,11 @@ from vertexkit.local.vertex.jobs.verbs import (
     refuse_cancel_when_ended,
     register_job_collection,
 )
+from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.training import responses
+from vertexkit.local.vertex.training.dispositions import check_references
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
 from vertexkit.local.vertex.training_pipelines import models
@@ -115,6 +117,8 @@ class TrainingPipelinesArea(Lifecycle):
         job_spec = parse_task_inputs(body[INPUTS])
         validate_custom_job_spec(job_spec, INPUTS)
         check_runnable_pools(job_spec, INPUTS)
+        check_job_placement(self.store, location, {**body, INPUTS: job_spec}, INPUTS)
+        check_references(self.store, location, job_spec, INPUTS)
         self.executor.gpus.check_fits(job_spec, INPUTS)
         if body.get("modelToUpload"):
             self.check_model_target(body, job_spec, location)
