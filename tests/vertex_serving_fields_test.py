@@ -123,8 +123,11 @@ def test_http_and_tcp_probes_pass_on_the_declared_port(sdk: CloudContext, artifa
         {
             "ports": [{"containerPort": port}],
             # The server imports scikit-learn first: a second a try, up to 30 tries.
-            "startupProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1,
-                             "failureThreshold": 30},
+            "startupProbe": {
+                "tcpSocket": {"port": port},
+                "periodSeconds": 1,
+                "failureThreshold": 30,
+            },
             "healthProbe": {"httpGet": {"path": "/health", "port": port}, "periodSeconds": 1},
         },
     )
@@ -133,9 +136,7 @@ def test_http_and_tcp_probes_pass_on_the_declared_port(sdk: CloudContext, artifa
     endpoint.undeploy_all()
 
 
-def test_deployment_timeout_fails_a_container_never_ready(
-    sdk: CloudContext, artifact: str
-) -> None:
+def test_deployment_timeout_fails_a_container_never_ready(sdk: CloudContext, artifact: str) -> None:
     model = upload(
         artifact,
         serving_container_image_uri=CUSTOM_IMAGE,
@@ -261,9 +262,7 @@ def test_batch_prediction_writes_explanations(
         # Shapley's definition for an additive model: w_i * (x_i - b_i).
         expected = regressor.coef_ * (np.asarray(line["instance"]) - np.asarray(BASELINE))
         assert attribution["featureAttributions"]["features"] == pytest.approx(expected.tolist())
-        assert attribution["baselineOutputValue"] == pytest.approx(
-            regressor.predict([BASELINE])[0]
-        )
+        assert attribution["baselineOutputValue"] == pytest.approx(regressor.predict([BASELINE])[0])
 
 
 def test_batch_explanation_refusals(sdk: CloudContext, artifact: str) -> None:

@@ -129,9 +129,7 @@ def main(task_path: str) -> int:
         return 2
     with Path(task["output"]).open("w") as out:
         for batch in batches(Path(task["shard"]), int(task["batchSize"])):
-            predict_rows(
-                predictor, batch, task.get("parameters"), out, task.get("explanationSpec")
-            )
+            predict_rows(predictor, batch, task.get("parameters"), out, task.get("explanationSpec"))
             out.flush()
     return 0
 
