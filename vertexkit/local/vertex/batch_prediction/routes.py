@@ -35,6 +35,7 @@ from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
 from vertexkit.specs.requests import validate_list_query, validate_parent
+from vertexkit.specs.serving import validate_container_spec
 
 LOCATION = "projects/{project}/locations/{location}"
 IN_PROCESS_FRAMEWORKS = ("sklearn", "xgboost")
@@ -88,6 +89,8 @@ class BatchPredictionArea(Lifecycle):
                 f"inputConfig.instancesFormat: the model takes {supported}; got {fmt!r}"
             )
         check_servable(version)
+        validate_container_spec(version.get("containerSpec") or {})
+        check_explanation(body, version)
         return version
 
     def model_version(self, model: str, location: str) -> Resource:
@@ -135,6 +138,32 @@ def check_servable(version: Resource) -> None:
             runnable_command(version.get("containerSpec") or {})
         except ServingError as exc:
             raise failed_precondition(f"model: {exc.message}") from exc
+
+
+def check_explanation(body: dict[str, Any], version: Resource) -> None:
+    """`generateExplanation` is carried out with the online `:explain`'s sampled Shapley;
+    `explanationSpec` "Can be specified only if generate_explanation is set to true", and with
+    it "either the Model.explanation_spec or explanation_spec must be populated"
+    (BatchPredictionJob, REST reference)."""
+    from vertexkit.local.vertex.registry.explain import merged_spec
+
+    override = body.get("explanationSpec") or {}
+    if not body.get("generateExplanation"):
+        if override:
+            raise bad_request("explanationSpec: can be set only with generateExplanation true")
+        return
+    if body["outputConfig"]["predictionsFormat"] == "bigquery":
+        raise bad_request(
+            "generateExplanation: the local cloud writes explanations to jsonl output only, "
+            "not to a BigQuery explanation column; use a gcsDestination"
+        )
+    base = version.get("explanationSpec") or {}
+    if not base and not override:
+        raise bad_request(
+            "generateExplanation: needs the Model's explanation_spec or the job's "
+            "explanationSpec; neither is set"
+        )
+    merged_spec(base, override)  # refused here unless sampled Shapley can carry it out
 
 
 def register(context: AreaContext) -> BatchPredictionArea:

@@ -32,6 +32,7 @@ from vertexkit.local.vertex.registry.serving import ContainerServer, prebuilt_fr
 from vertexkit.local.vertex.store import Resource
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.runtime.prebuilt import ServingError
+from vertexkit.specs.serving import container_notes
 
 WORKER = "vertexkit.local.vertex.batch_prediction.worker"
 DEFAULT_BATCH_SIZE = 64  # Vertex's default manualBatchTuningParameters.batchSize
@@ -154,7 +155,10 @@ class BatchRun:
     def predictor_specs(self, replicas: int) -> list[dict[str, Any]]:
         spec = self.version.get("containerSpec") or {}
         artifact = self.version.get("artifactUri", "")
-        if prebuilt_framework(spec.get("imageUri", "")):
+        prebuilt = prebuilt_framework(spec.get("imageUri", "")) is not None
+        for note in container_notes(spec, prebuilt):
+            self.log(note)
+        if prebuilt:
             model_dir = self.backend.storage.gs_uri_to_path(artifact)
             prebuilt = {"kind": "prebuilt", "image": spec["imageUri"],
                         "modelDir": str(model_dir), "artifactUri": artifact}  # fmt: skip
@@ -163,11 +167,16 @@ class BatchRun:
         return [self.start_container(k) for k in range(replicas)]
 
     def start_container(self, replica: int) -> dict[str, Any]:
+        spec = self.version.get("containerSpec") or {}
+        if replica and spec.get("ports"):
+            # Replicas share 127.0.0.1, so only the first can listen on the declared port.
+            self.log(f"replica {replica}: containerSpec.ports[0] is replica 0's; a free port")
         server = ContainerServer(
-            self.version.get("containerSpec") or {},
+            spec,
             self.container_env(replica),
             self.work_dir / f"container-{replica}.log",
             groups=self.backend.processes,
+            use_declared_port=replica == 0,
         )
         self.servers.append(server)
         server.start()
@@ -207,6 +216,7 @@ class BatchRun:
             "batchSize": self.batch_size(),
             "parameters": self.job.get("modelParameters"),
             "predictor": predictor,
+            "explanationSpec": self.explanation_spec(),
         }
         task_path = self.work_dir / f"task-{replica}.json"
         task_path.write_text(json.dumps(task))
@@ -216,6 +226,16 @@ class BatchRun:
                 [sys.executable, "-m", WORKER, str(task_path)], str(log_path),
                 env=process_env(self.backend.cloud.env()), stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
+
+    def explanation_spec(self) -> dict[str, Any] | None:
+        """With generateExplanation: the job's explanationSpec over its Model's, as the create
+        request checked it (routes.check_explanation); None without."""
+        if not self.job.get("generateExplanation"):
+            return None
+        from vertexkit.local.vertex.registry.explain import merged_spec
+
+        base = self.version.get("explanationSpec") or {}
+        return merged_spec(base, self.job.get("explanationSpec") or {})
 
     def batch_size(self) -> int:
         tuning = self.job.get("manualBatchTuningParameters") or {}
@@ -300,10 +320,16 @@ class BatchRun:
 
 # -- output rows -------------------------------------------------------------------------------
 def result_line(entry: Entry) -> dict[str, Any]:
+    """Vertex's jsonl line; with generateExplanation "an additional entry keyed explanation
+    ... a JSON object that conforms to the Explanation object" (BatchPredictionJob)."""
     assert entry.shaped is not None and entry.result is not None
     if entry.shaped.key is not None:
-        return {"key": entry.shaped.key, "prediction": entry.result["prediction"]}
-    return {"instance": entry.shaped.instance, "prediction": entry.result["prediction"]}
+        line = {"key": entry.shaped.key, "prediction": entry.result["prediction"]}
+    else:
+        line = {"instance": entry.shaped.instance, "prediction": entry.result["prediction"]}
+    if "explanation" in entry.result:
+        line["explanation"] = entry.result["explanation"]
+    return line
 
 
 def entry_error(entry: Entry) -> dict[str, Any]:

@@ -52,8 +52,32 @@ def predictor_for(spec: dict[str, Any]) -> Predictor:
     return load_prebuilt(spec["image"], Path(spec["modelDir"]), spec["artifactUri"])
 
 
+def explained(
+    predictor: Predictor, spec: dict[str, Any] | None, parameters: Any, row: dict[str, Any]
+) -> dict[str, Any]:
+    """A result line's `explanation`: the online `:explain`'s sampled Shapley over the same
+    predictor (`registry.explain.attributions`); none without generateExplanation."""
+    if spec is None:
+        return {}
+    from vertexkit.local.errors import ApiError
+    from vertexkit.local.vertex.registry.explain import attributions
+
+    def predict(rows: list[Any]) -> list[Any]:
+        return predictor.predict(rows, parameters)
+
+    try:
+        found = attributions(spec, row["instance"], row["prediction"], predict)
+    except ApiError as exc:  # a label the model predicts, a baseline of the wrong length
+        raise ServingError(f"explanation: {exc.message}") from exc
+    return {"explanation": {"attributions": found}}
+
+
 def predict_rows(
-    predictor: Predictor, rows: list[dict[str, Any]], parameters: Any, out: TextIO
+    predictor: Predictor,
+    rows: list[dict[str, Any]],
+    parameters: Any,
+    out: TextIO,
+    explanation_spec: dict[str, Any] | None = None,
 ) -> None:
     """Writes one line per row; a refused batch is split until each bad row stands alone."""
     instances = [row["instance"] for row in rows]
@@ -63,6 +87,13 @@ def predict_rows(
             raise ServingError(
                 f"the model answered {len(predictions)} predictions for {len(rows)} instances"
             )
+        results = [
+            {"i": row["i"], "prediction": prediction}
+            for row, prediction in zip(rows, predictions, strict=True)
+        ]
+        for row, result in zip(rows, results, strict=True):
+            given = {"instance": row["instance"], "prediction": result["prediction"]}
+            result.update(explained(predictor, explanation_spec, parameters, given))
     except Exception as exc:  # the model's own refusal, whatever its type
         if len(rows) == 1:
             message = exc.message if isinstance(exc, ServingError) else f"{exc!r}"
@@ -70,11 +101,11 @@ def predict_rows(
             out.write(json.dumps({"i": rows[0]["i"], "error": error}) + "\n")
             return
         middle = len(rows) // 2
-        predict_rows(predictor, rows[:middle], parameters, out)
-        predict_rows(predictor, rows[middle:], parameters, out)
+        predict_rows(predictor, rows[:middle], parameters, out, explanation_spec)
+        predict_rows(predictor, rows[middle:], parameters, out, explanation_spec)
         return
-    for row, prediction in zip(rows, predictions, strict=True):
-        out.write(json.dumps({"i": row["i"], "prediction": prediction}) + "\n")
+    for result in results:
+        out.write(json.dumps(result) + "\n")
 
 
 def batches(path: Path, size: int) -> Any:
@@ -98,7 +129,7 @@ def main(task_path: str) -> int:
         return 2
     with Path(task["output"]).open("w") as out:
         for batch in batches(Path(task["shard"]), int(task["batchSize"])):
-            predict_rows(predictor, batch, task.get("parameters"), out)
+            predict_rows(predictor, batch, task.get("parameters"), out, task.get("explanationSpec"))
             out.flush()
     return 0
 

@@ -39,6 +39,7 @@ from vertexkit.local.vertex.registry.serving import (
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.requests import validate_metadata, validate_update
+from vertexkit.specs.serving import container_notes, deployed_model_notes, validate_container_spec
 
 MAX_PREDICT_BYTES = 1_572_864  # 1.5 MB, Vertex's online prediction request limit
 ENDPOINT_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -193,6 +194,7 @@ class EndpointRegistry:
             operation = self.backend.operations.start(
                 name, "DeployModelOperationMetadata", "DeployModelResponse"
             )
+            self._note(operation["name"], deployed, version)
             try:
                 server = self._build_server(name, deployed, version)
             except ServingError as exc:
@@ -204,11 +206,27 @@ class EndpointRegistry:
             self.pool.put(deployed_id, server)
             return self.backend.operations.finish(operation["name"], {"deployedModel": deployed})
 
+    def _note(self, operation_name: str, deployed: Resource, version: Resource) -> None:
+        """The serving fields accepted with no local effect, said in the deploy operation's
+        `metadata.genericMetadata.partialFailures` (code 0: the deploy itself goes on)."""
+        spec = version.get("containerSpec") or {}
+        prebuilt = prebuilt_framework(spec.get("imageUri", "")) is not None
+        notes = container_notes(spec, prebuilt) + deployed_model_notes(deployed)
+        if not notes:
+            return
+
+        def change(operation: Resource) -> None:
+            generic = operation["metadata"]["genericMetadata"]
+            generic["partialFailures"] = [{"code": 0, "message": note} for note in notes]
+
+        self.store.mutate(operation_name, change, "Operation")
+
     def _deployable_version(self, deployed: Resource) -> tuple[Resource, Resource]:
         if not deployed.get("model"):
             raise bad_request("deployed_model.model is required.")
         model, version = self.models.resolve_name(deployed["model"])
         spec = version.get("containerSpec") or {}
+        validate_container_spec(spec)  # a model stored before a field was refused
         if prebuilt_framework(spec.get("imageUri", "")) is None:
             try:
                 runnable_command(spec)

@@ -29,14 +29,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vertexkit.local.errors import bad_request, failed_precondition, not_found
-from vertexkit.local.vertex.protos import parse, to_dict
-from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
-from vertexkit.local.vertex.registry.serving import ServingError
-from vertexkit.local.vertex.store import Resource
-from vertexkit.runtime.gapic import aiplatform_v1
+from vertexkit.runtime.prebuilt import ServingError
+
+if TYPE_CHECKING:  # a batch prediction worker imports `attributions` without the registry
+    from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
+    from vertexkit.local.vertex.store import Resource
 
 MAX_PATH_COUNT = 50
 NEEDS_GRADIENTS = {
@@ -48,6 +48,9 @@ Predict = Callable[[list[Any]], list[Any]]
 
 
 def explain(endpoints: EndpointRegistry, name: str, body: dict[str, Any]) -> Resource:
+    from vertexkit.local.vertex.protos import parse, to_dict
+    from vertexkit.runtime.gapic import aiplatform_v1
+
     request = parse(aiplatform_v1.ExplainRequest, body)
     instances = to_dict(request).get("instances") or []
     if not instances:
@@ -96,6 +99,14 @@ def _spec(endpoints: EndpointRegistry, deployed: Resource, override: Resource) -
         raise bad_request(
             "explanation_spec_override.examples_override: " + NEEDS_GRADIENTS["examples"]
         )
+    return merged_spec(spec, override)
+
+
+def merged_spec(spec: Resource, override: Resource) -> Resource:
+    """`spec` with `override`'s parameters and per-input metadata on top, checked for sampled
+    Shapley. Also a batch prediction job's `explanationSpec` over its Model's: "If a field of
+    the explanation_spec object is not populated, the corresponding field of the
+    Model.explanation_spec object is inherited" (BatchPredictionJob.explanation_spec)."""
     parameters = override.get("parameters") or spec.get("parameters") or {}
     inputs = {**((spec.get("metadata") or {}).get("inputs") or {})}
     for key, extra in ((override.get("metadata") or {}).get("inputs") or {}).items():

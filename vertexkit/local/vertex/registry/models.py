@@ -26,6 +26,7 @@ from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc333
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError, model_file, prebuilt_framework
 from vertexkit.specs.requests import validate_metadata, validate_update
+from vertexkit.specs.serving import validate_container_spec
 
 DEFAULT_ALIAS = "default"
 ALIAS = re.compile(r"^[a-z][a-zA-Z0-9-]{0,126}[a-z0-9-]$")
@@ -177,6 +178,7 @@ class ModelRegistry:
                 "model.container_spec.image_uri is required: a prebuilt prediction image or a "
                 "custom serving container."
             )
+        validate_container_spec(model_json["containerSpec"])  # a refused serving field: a 400
         artifact_uri = model_json.get("artifactUri")
         if artifact_uri:
             self._check_artifact(artifact_uri, image)

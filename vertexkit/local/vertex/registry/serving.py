@@ -39,6 +39,7 @@ from vertexkit.runtime.prebuilt import (  # noqa: F401 (re-exported for the regi
     load_prebuilt,
     prebuilt_framework,
 )
+from vertexkit.specs.serving import PROBE_DEFAULTS, duration_seconds
 
 PYTHON_NAMES = {"python", "python3", f"python{sys.version_info.major}.{sys.version_info.minor}"}
 DEFAULT_STARTUP_SECONDS = 120.0
@@ -83,6 +84,87 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def serving_port(container_spec: dict[str, Any], use_declared: bool = True) -> int:
+    """Vertex sets AIP_HTTP_PORT to `ports[0].containerPort` and sends traffic there
+    (ModelContainerSpec.ports); so does the local cloud when that port is free on 127.0.0.1.
+    Taken, the deploy fails naming the field. No port declared (Vertex's default 8080): a free
+    port, so two local servers never collide."""
+    ports = container_spec.get("ports") or []
+    if not ports or not use_declared:
+        return free_port()
+    port = int(ports[0]["containerPort"])
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise ServingError(
+                f"containerSpec.ports[0].containerPort {port} is in use on 127.0.0.1 ({exc}); "
+                "the container cannot listen there. Free the port or upload with another.",
+                status=400,
+            ) from exc
+    return port
+
+
+class ProbeRunner:
+    """One Kubernetes probe (ModelContainerSpec.startupProbe / healthProbe) run against the
+    local process: exec in the container's environment, httpGet and tcpSocket on 127.0.0.1.
+    A probe port equal to the container's declared port (or Vertex's default 8080) means the
+    port the container actually listens on locally."""
+
+    def __init__(self, probe: dict[str, Any], env: dict[str, str], port: int, declared: int):
+        self.probe = probe
+        self.env = env
+        self.port = port
+        self.declared = declared
+
+    def setting(self, name: str) -> float:
+        return float(self.probe.get(name) or PROBE_DEFAULTS[name])
+
+    def _port(self, given: Any) -> int:
+        return self.port if not given or int(given) == self.declared else int(given)
+
+    def __call__(self) -> bool:
+        """One try: True when the probe succeeds within timeoutSeconds."""
+        timeout = self.setting("timeoutSeconds")
+        if "exec" in self.probe:
+            return self._exec(list(self.probe["exec"]["command"]), timeout)
+        if "tcpSocket" in self.probe:
+            return self._tcp(self._port(self.probe["tcpSocket"].get("port")), timeout)
+        return self._http_get(self.probe["httpGet"], timeout)
+
+    def _exec(self, command: list[str], timeout: float) -> bool:
+        if command[0] in PYTHON_NAMES:
+            command[0] = sys.executable
+        try:
+            done = subprocess.run(
+                command, env=self.env, timeout=timeout, capture_output=True, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0
+
+    @staticmethod
+    def _tcp(port: int, timeout: float) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+                return True
+        except OSError:
+            return False
+
+    def _http_get(self, action: dict[str, Any], timeout: float) -> bool:
+        scheme = (action.get("scheme") or "HTTP").lower()
+        url = f"{scheme}://127.0.0.1:{self._port(action.get('port'))}{action.get('path') or '/'}"
+        headers = {h["name"]: h.get("value", "") for h in action.get("httpHeaders") or []}
+        try:
+            # Kubernetes: any code from 200 to 399 is a success; it does not verify HTTPS.
+            response = urllib3.PoolManager(cert_reqs="CERT_NONE").request(
+                "GET", url, headers=headers, timeout=timeout, retries=False, redirect=False
+            )
+        except urllib3.exceptions.HTTPError:
+            return False
+        return 200 <= response.status < 400
+
+
 class ContainerServer:
     """A custom serving container run as a local process, reached over HTTP on AIP_HTTP_PORT."""
 
@@ -95,14 +177,16 @@ class ContainerServer:
         log_path: Path,
         startup_seconds: float = DEFAULT_STARTUP_SECONDS,
         groups: ProcessGroups | None = None,
+        use_declared_port: bool = True,
     ) -> None:
         self.spec = container_spec
-        self.port = free_port()
+        self.port = serving_port(container_spec, use_declared_port)
         self.predict_route = env["AIP_PREDICT_ROUTE"]
         self.health_route = env["AIP_HEALTH_ROUTE"]
         self.env = {**env, "AIP_HTTP_PORT": str(self.port)}
         self.log_path = log_path
-        self.startup_seconds = startup_seconds
+        timeout = container_spec.get("deploymentTimeout")  # the deploy fails after it
+        self.startup_seconds = duration_seconds(timeout) if timeout else startup_seconds
         self.groups = groups or ProcessGroups()
         self.process: Group | None = None
 
@@ -121,8 +205,66 @@ class ContainerServer:
             self.process = self.groups.spawn(
                 command, str(self.log_path), env=env, stdout=log, stderr=subprocess.STDOUT
             )
-        self._wait_healthy()
+        deadline = time.monotonic() + self.startup_seconds
+        if self.spec.get("startupProbe"):
+            self._wait_probe("startupProbe", deadline)
+        if self.spec.get("healthProbe"):  # the readiness probe replaces the health route's
+            self._wait_probe("healthProbe", deadline)
+        else:
+            self._wait_healthy(deadline)
         self._refuse_if_exposed()
+
+    def _probe(self, name: str) -> ProbeRunner:
+        ports = self.spec.get("ports") or [{"containerPort": 8080}]  # Vertex's default
+        declared = int(ports[0]["containerPort"])
+        return ProbeRunner(self.spec[name], process_env(self.env), self.port, declared)
+
+    def _wait_probe(self, name: str, deadline: float) -> None:
+        """Kubernetes probe semantics: after initialDelaySeconds, one try every periodSeconds;
+        successThreshold successes in a row pass. failureThreshold failures in a row fail a
+        startup probe (Kubernetes kills the container); a readiness probe keeps trying until
+        the deployment timeout."""
+        probe = self._probe(name)
+        time.sleep(min(probe.setting("initialDelaySeconds"), max(deadline - time.monotonic(), 0)))
+        successes = failures = 0
+        while time.monotonic() < deadline:
+            self._fail_if_exited()
+            started = time.monotonic()
+            if probe():
+                successes, failures = successes + 1, 0
+                if successes >= probe.setting("successThreshold"):
+                    return
+            else:
+                successes, failures = 0, failures + 1
+                if name == "startupProbe" and failures >= probe.setting("failureThreshold"):
+                    self.stop()
+                    raise ServingError(
+                        f"containerSpec.startupProbe failed {failures} times in a row "
+                        f"(failureThreshold); the container is not started. See {self.log_path}.",
+                        status=500,
+                    )
+            pause = probe.setting("periodSeconds") - (time.monotonic() - started)
+            time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+        self._timed_out(f"its {name} did not pass")
+
+    def _fail_if_exited(self) -> None:
+        assert self.process is not None
+        if self.process.returncode() is not None:
+            code = self.stop()
+            raise ServingError(
+                f"The serving container exited with code {code} before "
+                f"it became healthy; see {self.log_path}.",
+                status=500,
+            )
+
+    def _timed_out(self, what: str) -> None:
+        self.stop()
+        field = " (containerSpec.deploymentTimeout)" if self.spec.get("deploymentTimeout") else ""
+        raise ServingError(
+            f"The serving container did not become ready within {self.startup_seconds:g} s"
+            f"{field}: {what}; see {self.log_path}.",
+            status=500,
+        )
 
     def _refuse_if_exposed(self) -> None:
         exposed = exposed_addresses(self.port)
@@ -137,28 +279,15 @@ class ContainerServer:
             status=400,
         )
 
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + self.startup_seconds
+    def _wait_healthy(self, deadline: float) -> None:
         delay = HEALTH_CHECK_FIRST_SECONDS
         while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.returncode() is not None:
-                code = self.stop()
-                raise ServingError(
-                    f"The serving container exited with code {code} before "
-                    f"it became healthy; see {self.log_path}.",
-                    status=500,
-                )
+            self._fail_if_exited()
             if self.healthy():
                 return
             time.sleep(delay)
             delay = min(delay * 1.5, HEALTH_CHECK_CAP_SECONDS)
-        self.stop()
-        raise ServingError(
-            f"The serving container did not answer 200 on {self.health_route} (port "
-            f"{self.port}) within {self.startup_seconds:.0f} s; see {self.log_path}.",
-            status=500,
-        )
+        self._timed_out(f"it did not answer 200 on {self.health_route} (port {self.port})")
 
     def healthy(self) -> bool:
         try:
