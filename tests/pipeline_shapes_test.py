@@ -20,7 +20,7 @@ from google.cloud.aiplatform.metadata import utils as metadata_utils
 
 from tests.pipeline_jobs_test import SERVICE_ACCOUNT, compile_pipeline, fresh_root, tiny_pipeline
 from vertexkit.local import LocalCloud
-from vertexkit.local.projects import project_number
+from vertexkit.local.projects import numbered_name, project_number
 
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"  # SDK: preview/pipelinejob/pipeline_jobs.py
 
@@ -69,7 +69,7 @@ def test_created_job_answers_the_fields_vertex_fills(local_cloud: LocalCloud) ->
     # PipelineJobDetail reference: pipelineContext "the context of the pipeline",
     # pipelineRunContext "the context of the current pipeline run"; schema titles are the SDK's
     # metadata constants SYSTEM_PIPELINE / SYSTEM_PIPELINE_RUN.
-    store = f"{ctx.parent}/metadataStores/default"
+    store = f"{numbered_name(ctx.parent)}/metadataStores/default"  # named by project number
     pipeline_context = created.job_detail.pipeline_context
     run_context = created.job_detail.pipeline_run_context
     assert pipeline_context.name == f"{store}/contexts/{name}"

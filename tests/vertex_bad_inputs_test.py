@@ -58,7 +58,12 @@ def assert_refused(call: Callable[[], Any], field: str) -> None:
         call()
     assert refused.value.code == 400
     body = refused.value.response.json()["error"]
-    assert body["status"] == "INVALID_ARGUMENT"
+    # Vertex's and BigQuery's errors carry `status`; Cloud Storage's carry `errors[].reason`
+    # instead (storage.v1 error format: code, message, errors[{domain, reason, message}]).
+    if "/storage/v1/" in str(refused.value.response.url):
+        assert body["errors"][0]["reason"] == "invalid" and "status" not in body
+    else:
+        assert body["status"] == "INVALID_ARGUMENT"
     assert field in body["message"], body["message"]
     assert len(body["message"]) < 20_000  # a huge input is never echoed whole
 

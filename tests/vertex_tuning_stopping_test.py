@@ -174,19 +174,21 @@ def test_minimum_runtime_holds_off_max_num_trials(
     client: aiplatform_v1.JobServiceClient, parent: str
 ) -> None:
     # "If the specified time or duration has not passed, do not stop the study".
-    config = {"minimum_runtime_constraint": {"max_duration": "1s"}, "max_num_trials": 1}
+    # Each trial sleeps 0.5 s: a loaded machine still ends the first in well under 4 s, so a
+    # second one starts; 60 of them take 30 s, far past the 4 s, so the study stops before.
+    config = {"minimum_runtime_constraint": {"max_duration": "4s"}, "max_num_trials": 1}
     study = {"study_stopping_config": config}
-    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0", trials=20, parallel=1))
-    assert 2 <= len(job.trials) < 20
+    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0.5", trials=60, parallel=1))
+    assert 2 <= len(job.trials) < 60
 
 
 def test_max_duration_no_progress_stops_a_flat_study(
     client: aiplatform_v1.JobServiceClient, parent: str
 ) -> None:
     # Every trial scores the same, so nothing improves after trial 1.
-    study = {"study_stopping_config": {"max_duration_no_progress": "0.5s"}}
-    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0", trials=20, parallel=1))
-    assert 2 <= len(job.trials) < 20
+    study = {"study_stopping_config": {"max_duration_no_progress": "1s"}}
+    job = run(client, parent, tuning_job(study, "--steps=1", "--sleep=0.1", trials=60, parallel=1))
+    assert 2 <= len(job.trials) < 60  # 60 trials of 0.1 s at least take 6 s, far past 1 s
 
 
 @pytest.mark.parametrize(

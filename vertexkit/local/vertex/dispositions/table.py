@@ -813,5 +813,9 @@ _TABLE: dict[tuple[str, str], Disposition] = {
 
 
 def declared() -> dict[tuple[str, str], Disposition]:
-    """The table keyed by full message name."""
-    return {(PACKAGE + message, field): d for (message, field), d in _TABLE.items()}
+    """The table keyed by full message name, with what the areas' code decides over it
+    (`decided.py`)."""
+    from vertexkit.local.vertex.dispositions.decided import decided
+
+    table = {(PACKAGE + message, field): d for (message, field), d in _TABLE.items()}
+    return {**table, **decided()}
