@@ -47,13 +47,17 @@ class ApiError(Exception):
         self.reason = reason or REASON_BY_CODE.get(code, "error")
         self.status = status or STATUS_BY_CODE.get(code, "UNKNOWN")
 
-    def body(self, *, with_status: bool = True) -> dict[str, Any]:
-        """Google's error JSON. Cloud Storage's JSON API answers it without `status` (only
-        code, message and errors): its routes ask for `with_status=False`."""
+    def body(self, *, with_status: bool = True, with_errors: bool = True) -> dict[str, Any]:
+        """Google's error JSON, in each service's shape: BigQuery's has code, message, status
+        and `errors[]`; Cloud Storage's JSON API has no `status` (its routes ask
+        `with_status=False`); Vertex AI's, a google.rpc.Status, has no `errors[]` (recorded
+        Vertex traffic, k8s-config-connector: `{"error": {"code": 404, "message": ...,
+        "status": "NOT_FOUND"}}`)."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if with_status:
             error["status"] = self.status
-        error["errors"] = [{"message": self.message, "domain": "global", "reason": self.reason}]
+        if with_errors:
+            error["errors"] = [{"message": self.message, "domain": "global", "reason": self.reason}]
         return {"error": error}
 
 
@@ -94,15 +98,23 @@ def precondition_failed(message: str) -> ApiError:
     return ApiError(412, message)
 
 
-async def api_error_handler(_: Request, exc: Exception) -> JSONResponse:
+VERTEX_PATHS = ("/v1/", "/ui/")  # Vertex AI's REST paths (and Resource Manager's /v1/projects)
+
+
+async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), status_code=exc.code)
+    return _answer(request, exc)
 
 
-async def spec_error_handler(_: Request, exc: Exception) -> JSONResponse:
+def _answer(request: Request, error: ApiError) -> JSONResponse:
+    vertex = request.url.path.startswith(VERTEX_PATHS)
+    return JSONResponse(error.body(with_errors=not vertex), status_code=error.code)
+
+
+async def spec_error_handler(request: Request, exc: Exception) -> JSONResponse:
     """The one place a rule of `vertexkit.specs` broken by a request becomes Google's answer:
     a 400 INVALID_ARGUMENT whose message names the field and the allowed values (a 501 with
     the reason for what is not carried out here)."""
     assert isinstance(exc, SpecError)
     error = refused(str(exc)) if isinstance(exc, NotServedLocally) else bad_request(str(exc))
-    return JSONResponse(error.body(), status_code=error.code)
+    return _answer(request, error)

@@ -229,7 +229,9 @@ def empty_endpoint(local_cloud: LocalCloud) -> str:
 def test_predict_form_shows_the_endpoint_refusal(
     local_cloud: LocalCloud, empty_endpoint: str, instances: str, message: str
 ) -> None:
-    session, token = console_session(local_cloud)
+    # The endpoint's own page: its predict form carries the token whatever else exists (the
+    # schedules page has forms only once some test made a schedule).
+    session, token = console_session(local_cloud, page=empty_endpoint)
     answer = session.post(
         f"{local_cloud.url}/console/actions/predict",
         data={"csrf_token": token, "name": empty_endpoint, "instances": instances},

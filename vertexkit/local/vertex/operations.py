@@ -75,15 +75,21 @@ class Operations:
         return {k: v for k, v in operation.items() if not k.startswith("_")}
 
 
+# Recorded Vertex traffic (GoogleCloudPlatform/k8s-config-connector, testdata/basic/vertexai):
+# a TensorBoard's update and delete operations are named under the location
+# (`vertexaitensorboard/_http.log`), a metadata store's delete under the store itself
+# (`metadatastore/metadatastorebasic/_http.log`); each create under the new resource.
+OPERATIONS_AT_LOCATION = {("tensorboards", "DeleteOperationMetadata")}
+
+
 def operation_parent(parent: str, metadata_type: str) -> str:
-    """Where Vertex names an operation. Recorded Vertex traffic (k8s-config-connector's
-    `vertexaitensorboard/_http.log`): a create's operation is under the new resource, an update's
-    and a delete's under the location. Otherwise under the nearest resource that has an
-    `operations` collection in aiplatform.v1 (a dataset version's under its dataset), which is
-    also what the clients' HTTP bindings accept when they poll it."""
+    """Where Vertex names an operation: as recorded (above), else under the nearest resource
+    that has an `operations` collection in aiplatform.v1 (a dataset version's under its
+    dataset), which is also what the clients' HTTP bindings accept when they poll it."""
     parts = parent.strip("/").split("/")
     location = "/".join(parts[:4])
-    if metadata_type == "DeleteOperationMetadata" or metadata_type.startswith("Update"):
+    family = parts[4] if len(parts) > 4 else ""
+    if metadata_type.startswith("Update") or (family, metadata_type) in OPERATIONS_AT_LOCATION:
         return location
     rest = parts[4 : len(parts) - (len(parts) - 4) % 2]  # a resource, not a collection
     while rest and tuple(rest[0::2]) not in operation_holders():

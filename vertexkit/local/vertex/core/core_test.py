@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import uuid
 from pathlib import Path
 
 import httpx
@@ -133,3 +134,27 @@ def test_names_carry_the_project_number_and_a_create_answers_a_pending_operation
     missing = httpx.get(f"{base}/{name}")
     assert missing.status_code == 404
     assert f"projects/{number}/" in missing.json()["error"]["message"]
+
+
+def test_a_metadata_store_s_life_as_recorded(
+    local_cloud: LocalCloud, cloud_context: CloudContext
+) -> None:
+    """The sequence of k8s-config-connector's `vertexai/v1alpha1/metadatastore/
+    metadatastorebasic/_http.log` (real Vertex): a GET of a store that does not exist is
+    `{"error": {"code": 404, "message": ..., "status": "NOT_FOUND"}}` (no `errors`); the
+    create answers a pending operation under the store, named by project number; the delete's
+    operation is under the store too, done at once, its response google.protobuf.Empty."""
+    number = project_number(cloud_context.project)
+    base = f"{local_cloud.url}/v1/{cloud_context.parent}/metadataStores"
+    store_id = f"store{uuid.uuid4().hex[:8]}"
+    missing = httpx.get(f"{base}/{store_id}")
+    assert missing.status_code == 404
+    assert set(missing.json()["error"]) == {"code", "message", "status"}
+    assert missing.json()["error"]["status"] == "NOT_FOUND"
+    created = httpx.post(base, params={"metadataStoreId": store_id}, json={"description": "d"})
+    store = f"projects/{number}/locations/us-central1/metadataStores/{store_id}"
+    assert re.fullmatch(rf"{store}/operations/\d+", created.json()["name"])
+    assert "done" not in created.json()
+    deleted = httpx.delete(f"{base}/{store_id}").json()
+    assert re.fullmatch(rf"{store}/operations/\d+", deleted["name"]) and deleted["done"] is True
+    assert deleted["response"] == {"@type": "type.googleapis.com/google.protobuf.Empty"}
