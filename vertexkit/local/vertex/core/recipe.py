@@ -7,7 +7,8 @@ answers a long-running operation, what is deleted with it); `StandardMethods` an
 allowMissing) and delete for it, and `register` puts them on the router at the collection's
 URL template, taking an area's own handler where it has one. Every create and patch is parsed
 with the message type and checked before anything is stored. Metadata contexts, artifacts and
-executions and TensorBoard's resources are recipes; their areas add only their custom verbs.
+executions, TensorBoard's resources, persistent resources and deployment resource pools are
+recipes; their areas add only their custom verbs and the methods whose behaviour differs.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ class Recipe:
     create_operation: str | None = None  # the create's operation metadata type, if it is an LRO
     children: tuple[str, ...] = ()  # store collections deleted with it (a tensorboard's runs)
     methods: tuple[str, ...] = STANDARD_METHODS  # which standard methods Google gives it
-
-
+    # Fields Vertex sets, dropped from a create or patch body (a persistent resource's state).
+    output_only: tuple[str, ...] = OUTPUT_ONLY
+    # Whether list takes `filter`: some v1 lists (persistent resources, pools) have only paging.
+    filterable: bool = True
 
 
 def snake_to_camel(path: str) -> str:
@@ -94,7 +97,7 @@ class StandardMethods:
 
     def parsed(self, body: Resource) -> Resource:
         parsed = protos.to_dict(protos.parse(self.kind.message, body))
-        for output_only in OUTPUT_ONLY:
+        for output_only in self.kind.output_only:
             parsed.pop(output_only, None)
         return parsed
 
@@ -115,7 +118,7 @@ class StandardMethods:
 
     def list(self, request: VertexRequest) -> Resource:
         validate_list_query(request.query)
-        keep = compile_filter(request.query.get("filter"))
+        keep = compile_filter(request.query.get("filter") if self.kind.filterable else None)
         # Stored resources are keyed by the resource they live in, not by the collection path.
         items = self.store.list(self.kind.collection, request.path.rsplit("/", 1)[0])
         return page([self.public(r) for r in items if keep(r)], request.query, self.kind.list_key)

@@ -23,6 +23,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -51,8 +52,6 @@ UPDATABLE = {
 }
 
 
-
-
 def validate_pool(pool: Resource) -> None:
     resources = pool.get("dedicatedResources")
     if not resources:
@@ -60,13 +59,6 @@ def validate_pool(pool: Resource) -> None:
     if not (resources.get("machineSpec") or {}).get("machineType"):
         raise bad_request(f"{FIELD}.dedicatedResources.machineSpec.machineType: is required")
     validate_dedicated_resources(resources, f"{FIELD}.dedicatedResources")
-
-
-def parsed_pool(body: Resource) -> Resource:
-    pool = protos.to_dict(protos.parse(aiplatform_v1.DeploymentResourcePool, body))
-    for field in OUTPUT_ONLY:
-        pool.pop(field, None)
-    return pool
 
 
 def mask_paths(mask: str) -> list[str]:
@@ -96,10 +88,20 @@ def apply_path(pool: Resource, patch: Resource, path: str) -> None:
         target.pop(top, None)
 
 
+# get and list are the recipe's; create (its ID and pool in the body), patch (nested mask
+# paths) and delete (refused while in use) are the area's, below.
+POOLS = Recipe(
+    COLLECTION, KIND, aiplatform_v1.DeploymentResourcePool, "deploymentResourcePoolId", POOL_ID,
+    COLLECTION, validate_pool, "CreateDeploymentResourcePoolOperationMetadata",
+    output_only=OUTPUT_ONLY, filterable=False,
+)  # fmt: skip
+
+
 class DeploymentResourcePoolsArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store
+        self.pools = StandardMethods(backend, POOLS)
 
     def create(self, request: VertexRequest) -> Resource:
         validate_parent(request.params["project"], request.params["location"])
@@ -110,28 +112,19 @@ class DeploymentResourcePoolsArea(Lifecycle):
                 f"deploymentResourcePoolId: {pool_id!r} is invalid; it is required, up to 63 "
                 "characters matching ^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"
             )
-        pool = parsed_pool(protos.to_dict(message.deployment_resource_pool))
+        pool = self.pools.parsed(protos.to_dict(message.deployment_resource_pool))
         validate_pool(pool)
         name = f"{request.parent}/{COLLECTION}/{pool_id}"
         if self.store.find(name) is not None:
             raise conflict(f"DeploymentResourcePool {name} already exists.")
         pool.update(name=name, createTime=now_rfc3339())
         self.store.insert(COLLECTION, name, pool)
-        return self.backend.operations.run_now(
-            name, "CreateDeploymentResourcePoolOperationMetadata", KIND, pool
-        )
-
-    def get(self, request: VertexRequest) -> Resource:
-        return self.store.get(request.path, kind=KIND)
-
-    def list(self, request: VertexRequest) -> Resource:
-        validate_list_query(request.query)
-        return page(self.store.list(COLLECTION, request.parent), request.query, COLLECTION)
+        return self.backend.operations.run_now(name, POOLS.create_operation, KIND, pool)
 
     def patch(self, request: VertexRequest) -> Resource:
         paths = mask_paths(request.query.get("updateMask", ""))
         pool = self.store.get(request.path, kind=KIND)
-        patch = parsed_pool(request.body)
+        patch = self.pools.parsed(request.body)
         for path in paths:
             apply_path(pool, patch, path)
         validate_pool(pool)
@@ -149,8 +142,7 @@ class DeploymentResourcePoolsArea(Lifecycle):
                 f"DeploymentResourcePool {request.path} is still used by deployed models {refs}; "
                 "undeploy them first."
             )
-        self.store.delete(request.path)
-        return self.backend.operations.run_now(request.path, "DeleteOperationMetadata", "", {})
+        return self.pools.delete(request)
 
     def query_deployed_models(self, request: VertexRequest) -> Resource:
         validate_list_query(request.query)
@@ -181,10 +173,7 @@ class DeploymentResourcePoolsArea(Lifecycle):
 def register(context: AreaContext) -> DeploymentResourcePoolsArea:
     router, backend = context.router, context.backend
     area = DeploymentResourcePoolsArea(backend)
-    router.route("POST", f"{LOCATION}/{COLLECTION}")(area.create)
-    router.route("GET", f"{LOCATION}/{COLLECTION}")(area.list)
-    router.route("GET", POOL)(area.get)
-    router.route("PATCH", POOL)(area.patch)
-    router.route("DELETE", POOL)(area.delete)
+    own = {"create": area.create, "patch": area.patch, "delete": area.delete}
+    area.pools.register(router, f"{LOCATION}/{COLLECTION}", own)
     router.route("GET", f"{POOL}:queryDeployedModels")(area.query_deployed_models)
     return area

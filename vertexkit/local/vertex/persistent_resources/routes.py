@@ -23,16 +23,24 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.persistent_resources import rules
 from vertexkit.local.vertex.persistent_resources.jobs import COLLECTION, RUNNING
 from vertexkit.local.vertex.router import VertexRequest
-from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.local.vertex.store import Resource, now_rfc3339
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs.requests import validate_list_query, validate_parent
+from vertexkit.specs.requests import validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
 RESOURCE = f"{LOCATION}/{COLLECTION}/{{resource}}"
 KIND = "PersistentResource"
+# get, list and delete are the recipe's; create and patch are the area's (below), since each
+# change is answered at once and settles to RUNNING later.
+PERSISTENT_RESOURCES = Recipe(
+    COLLECTION, KIND, aiplatform_v1.PersistentResource, "persistentResourceId",
+    rules.RESOURCE_ID, "persistentResources", rules.validate_resource,
+    output_only=rules.OUTPUT_ONLY, filterable=False,
+)  # fmt: skip
 # The states a change passes through before RUNNING (enum of `PersistentResource.state`).
 SETTLING = ("PROVISIONING", "REBOOTING", "UPDATING")
 # updateMask paths, camelCase and snake_case (the REST reference does not list them; these
@@ -45,6 +53,7 @@ class PersistentResourcesArea(Lifecycle):
     def __init__(self, backend: VertexBackend) -> None:
         self.backend = backend
         self.store = backend.store
+        self.methods = StandardMethods(backend, PERSISTENT_RESOURCES)
         self._settlers: list[threading.Thread] = []
 
     # -- lifecycle: a change is answered with its operation, then settles to RUNNING -----------
@@ -85,13 +94,13 @@ class PersistentResourcesArea(Lifecycle):
         except ApiError:  # deleted before it settled: its delete answered already
             return
         if operation:
-            self.backend.operations.finish(operation, public(resource))
+            self.backend.operations.finish(operation, StandardMethods.public(resource))
 
     # -- verbs -----------------------------------------------------------------------------
     def create(self, request: VertexRequest) -> Resource:
         validate_parent(request.params["project"], request.params["location"])
         resource_id = rules.validate_resource_id(request.query.get("persistentResourceId"))
-        body = parsed(request.body)
+        body = self.methods.parsed(request.body)
         rules.validate_resource(body)
         name = f"{request.parent}/{COLLECTION}/{resource_id}"
         if self.store.find(name) is not None:
@@ -102,18 +111,10 @@ class PersistentResourcesArea(Lifecycle):
         self.store.insert(COLLECTION, name, body)
         return self.begin(name, "PROVISIONING", "CreatePersistentResourceOperationMetadata")
 
-    def get(self, request: VertexRequest) -> Resource:
-        return public(self.store.get(request.path, kind=KIND))
-
-    def list(self, request: VertexRequest) -> Resource:
-        validate_list_query(request.query)
-        items = [public(r) for r in self.store.list(COLLECTION, request.parent)]
-        return page(items, request.query, "persistentResources")
-
     def patch(self, request: VertexRequest) -> Resource:
         fields = update_fields(request.query.get("updateMask", ""))
         current = self.running(request.path, "updated")
-        patch = parsed(request.body)
+        patch = self.methods.parsed(request.body)
         updated = {**current}
         for field in fields:
             if field in patch:
@@ -132,11 +133,6 @@ class PersistentResourcesArea(Lifecycle):
         self.running(name, "rebooted")
         return self.begin(name, "REBOOTING", "RebootPersistentResourceOperationMetadata")
 
-    def delete(self, request: VertexRequest) -> Resource:
-        self.store.get(request.path, kind=KIND)
-        self.store.delete(request.path)
-        return self.backend.operations.run_now(request.path, "DeleteOperationMetadata", "", {})
-
     def running(self, name: str, verb: str) -> Resource:
         """A resource in the middle of a change cannot take another one (FAILED_PRECONDITION)."""
         resource = self.store.get(name, kind=KIND)
@@ -146,15 +142,6 @@ class PersistentResourcesArea(Lifecycle):
                 "when RUNNING."
             )
         return resource
-
-
-def parsed(body: Resource) -> Resource:
-    """The body as an `aiplatform_v1.PersistentResource` (unknown field -> 400), output-only
-    fields dropped: Vertex sets them."""
-    resource = protos.to_dict(protos.parse(aiplatform_v1.PersistentResource, body))
-    for field in rules.OUTPUT_ONLY:
-        resource.pop(field, None)
-    return resource
 
 
 def update_fields(mask: str) -> list[str]:
@@ -168,17 +155,10 @@ def update_fields(mask: str) -> list[str]:
     return [UPDATABLE[path] for path in paths]
 
 
-def public(resource: Resource) -> Resource:
-    return {key: value for key, value in resource.items() if not key.startswith("_")}
-
-
 def register(context: AreaContext) -> PersistentResourcesArea:
     router, backend = context.router, context.backend
     area = PersistentResourcesArea(backend)
-    router.route("POST", f"{LOCATION}/{COLLECTION}")(area.create)
-    router.route("GET", f"{LOCATION}/{COLLECTION}")(area.list)
-    router.route("GET", RESOURCE)(area.get)
-    router.route("PATCH", RESOURCE)(area.patch)
-    router.route("DELETE", RESOURCE)(area.delete)
+    own = {"create": area.create, "patch": area.patch}
+    area.methods.register(router, f"{LOCATION}/{COLLECTION}", own)
     router.route("POST", f"{RESOURCE}:reboot")(area.reboot)
     return area
