@@ -17,6 +17,7 @@ from vertexkit.local.vertex.dispositions.model import (
     no_local_effect,
     refused,
 )
+from vertexkit.local.vertex.registry import dispositions as registry_fields
 from vertexkit.local.vertex.training import dispositions as job_fields
 
 STOPPING = "training/tuning.py and training/early_stopping.py on the trials' measurements"
@@ -68,6 +69,63 @@ OWN: dict[tuple[str, str], Disposition] = {
     ("BatchPredictionJob", "generate_explanation"): honoured("sampled Shapley per result line (batch_prediction/run.py, registry/explain.py)"),
     ("BatchPredictionJob", "explanation_spec"): honoured("merged over the model's (registry/explain.py merged_spec)"),
 }
+DESCRIPTIVE = "stored and answered back on get/list; Vertex only describes the model with it"
+EXPLAINED = "refused when explained (registry/explain.py): only sampled Shapley runs locally"
+REGISTRY: dict[tuple[str, str], Disposition] = {
+    **{("Model", field): honoured(DESCRIPTIVE) for field in (
+        "predict_schemata", "metadata_schema_uri", "metadata", "data_stats", "base_model_source")},
+    **{("PredictSchemata", field): honoured(DESCRIPTIVE) for field in (
+        "instance_schema_uri", "parameters_schema_uri", "prediction_schema_uri")},
+    **{("Model.DataStats", field): honoured(DESCRIPTIVE) for field in (
+        "training_data_items_count", "validation_data_items_count", "test_data_items_count",
+        "training_annotations_count", "validation_annotations_count", "test_annotations_count")},
+    **{(message, field): honoured(DESCRIPTIVE) for message, field in (
+        ("Model.BaseModelSource", "model_garden_source"), ("Model.BaseModelSource", "genie_source"),
+        ("ModelGardenSource", "public_model_name"), ("ModelGardenSource", "skip_hf_model_cache"),
+        ("GenieSource", "base_model_uri"))},
+    **{("ModelContainerSpec", field): honoured("the server process's command, arguments and environment (registry/serving.py)")
+       for field in ("command", "args", "env")},
+    ("Port", "container_port"): honoured("AIP_HTTP_PORT (registry/serving.py)"),
+    ("ExplanationSpec", "parameters"): honoured("read in registry/explain.py"),
+    ("ExplanationSpec", "metadata"): honoured("its inputs' baselines are read in registry/explain.py"),
+    ("ExplanationMetadata", "inputs"): honoured("one per feature or per instance key (registry/explain.py)"),
+    ("ExplanationMetadata", "outputs"): no_local_effect("its fields are noted in the operation (registry/dispositions.py)"),
+    **{("IntegratedGradientsAttribution", field): refused(EXPLAINED) for field in (
+        "step_count", "smooth_grad_config", "blur_baseline_config")},
+    **{("XraiAttribution", field): refused(EXPLAINED) for field in (
+        "step_count", "smooth_grad_config", "blur_baseline_config")},
+    **{(message, field): refused(EXPLAINED) for message, field in (
+        ("SmoothGradConfig", "noise_sigma"), ("SmoothGradConfig", "feature_noise_sigma"),
+        ("SmoothGradConfig", "noisy_sample_count"), ("FeatureNoiseSigma", "noise_sigma"),
+        ("FeatureNoiseSigma.NoiseSigmaForFeature", "name"),
+        ("FeatureNoiseSigma.NoiseSigmaForFeature", "sigma"),
+        ("BlurBaselineConfig", "max_blur_sigma"),
+        ("Examples", "example_gcs_source"), ("Examples", "nearest_neighbor_search_config"),
+        ("Examples", "presets"), ("Examples", "neighbor_count"),
+        ("Examples.ExampleGcsSource", "data_format"), ("Examples.ExampleGcsSource", "gcs_source"),
+        ("Presets", "query"), ("Presets", "modality"))},
+    ("ExplanationMetadata.InputMetadata.FeatureValueDomain", "min_value"): no_local_effect("under featureValueDomain, noted in the operation"),
+    ("ExplanationMetadata.InputMetadata.FeatureValueDomain", "max_value"): no_local_effect("under featureValueDomain, noted in the operation"),
+    ("ExplanationMetadata.InputMetadata.FeatureValueDomain", "original_mean"): no_local_effect("under featureValueDomain, noted in the operation"),
+    ("ExplanationMetadata.InputMetadata.FeatureValueDomain", "original_stddev"): no_local_effect("under featureValueDomain, noted in the operation"),
+    **{("ExplanationMetadata.InputMetadata.Visualization", field): no_local_effect("under visualization, noted in the operation")
+       for field in ("type_", "polarity", "color_map", "clip_percent_upperbound",
+                     "clip_percent_lowerbound", "overlay_type")},
+    **{("PSCAutomationConfig", field): no_local_effect("under privateServiceConnectConfig, noted in the operation")
+       for field in ("project_id", "network")},
+    ("Endpoint", "predict_request_response_logging_config"): refused("when enabled (registry/dispositions.py): nothing logs locally"),
+    ("PredictRequestResponseLoggingConfig", "bigquery_destination"): refused("with enabled (registry/dispositions.py): nothing logs locally"),
+    ("Endpoint", "gen_ai_advanced_features_config"): refused("when RAG is enabled (registry/dispositions.py)"),
+    ("GenAiAdvancedFeaturesConfig", "rag_config"): refused("when RAG is enabled (registry/dispositions.py)"),
+    ("DeployedModel", "faster_deployment_config"): no_local_effect("its fastTryoutEnabled is noted in the deploy operation"),
+    **{(message, field): no_local_effect("under speculativeDecodingSpec, noted in the deploy operation") for message, field in (
+        ("SpeculativeDecodingSpec", "draft_model_speculation"), ("SpeculativeDecodingSpec", "ngram_speculation"),
+        ("SpeculativeDecodingSpec", "speculative_token_count"),
+        ("SpeculativeDecodingSpec.DraftModelSpeculation", "draft_model"),
+        ("SpeculativeDecodingSpec.NgramSpeculation", "ngram_size"))},
+    **{("AutoscalingMetricSpec", field): no_local_effect("under autoscalingMetricSpecs, noted in the deploy operation")
+       for field in ("metric_name", "target")},
+}
 # fmt: on
 
 # The training area's table, by the proto message each of its field groups belongs to.
@@ -86,9 +144,19 @@ def snake(camel: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()
 
 
+def registry_entries() -> dict[tuple[str, str], Disposition]:
+    """The registry's table (registry/dispositions.py): each path's last field, by message."""
+    entries = {}
+    for table, is_refused in registry_fields.ALL_TABLES:
+        for path, (message, why) in table.items():
+            disposition = refused if is_refused else no_local_effect
+            entries[(message, snake(path.split(".")[-1]))] = disposition(f"registry/dispositions.py: {why}")
+    return entries
+
+
 def decided() -> dict[tuple[str, str], Disposition]:
     """The areas' own decisions, keyed by full message name."""
-    own = dict(OWN)
+    own = {**OWN, **REGISTRY, **registry_entries()}
     for message, group, disposition in JOB_GROUPS:
         for field, why in group.items():
             own[(message, snake(field))] = disposition(f"training/dispositions.py: {why}")

@@ -24,6 +24,7 @@ from vertexkit import specs
 from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
+from vertexkit.local.vertex.registry import dispositions as fields
 from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.registry.model_process import deployed_prebuilt
 from vertexkit.local.vertex.registry.models import ModelRegistry
@@ -110,6 +111,7 @@ class EndpointRegistry:
     def create(self, location: str, endpoint_id: str | None, body: dict[str, Any]) -> Resource:
         endpoint = to_dict(parse(aiplatform_v1.Endpoint, body))
         validate_metadata(endpoint, "endpoint")
+        fields.check_refused(endpoint, fields.ENDPOINT_REFUSED, "endpoint")
         if endpoint.get("trafficSplit") or endpoint.get("deployedModels"):
             raise bad_request("A new endpoint has no deployed models: omit traffic_split.")
         if endpoint_id and not ENDPOINT_ID.match(endpoint_id):
@@ -123,9 +125,10 @@ class EndpointRegistry:
             if self.store.find(name) is not None:
                 raise conflict(f"Endpoint {name} already exists.")
             self.store.insert("endpoints", name, endpoint)
-        return self.backend.operations.run_now(
+        operation = self.backend.operations.run_now(
             name, "CreateEndpointOperationMetadata", "Endpoint", endpoint
         )
+        return fields.with_notes(self.store, operation, fields.endpoint_notes(endpoint))
 
     def list(self, location: str, expression: str | None) -> list[Resource]:
         matches = compile_filter(expression)
@@ -153,6 +156,7 @@ class EndpointRegistry:
                     f"{sorted(UPDATABLE_FIELDS.values())}."
                 )
         validate_update(patch, {camel[p] for p in paths}, "endpoint")
+        fields.check_refused(patch, fields.ENDPOINT_REFUSED, "endpoint")
         with self.lock:
             endpoint = self.get(name)
             if "traffic_split" in paths or "trafficSplit" in paths:
@@ -175,6 +179,7 @@ class EndpointRegistry:
         request = parse(aiplatform_v1.DeployModelRequest, body)
         deployed = to_dict(request.deployed_model)
         validate_metadata(deployed, "deployedModel", display_name_required=False)
+        fields.check_refused(deployed, fields.DEPLOYED_REFUSED, "deployedModel")
         split = dict(request.traffic_split)
         with self._endpoint_lock(name):
             endpoint = self.get(name)
@@ -212,6 +217,7 @@ class EndpointRegistry:
         spec = version.get("containerSpec") or {}
         prebuilt = prebuilt_framework(spec.get("imageUri", "")) is not None
         notes = container_notes(spec, prebuilt) + deployed_model_notes(deployed)
+        notes += fields.deployed_notes(deployed)
         if not notes:
             return
 

@@ -21,6 +21,7 @@ from typing import Any
 from vertexkit.local.errors import bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.protos import parse, to_dict
+from vertexkit.local.vertex.registry import dispositions as fields
 from vertexkit.local.vertex.registry.filters import compile_filter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -141,18 +142,20 @@ class ModelRegistry:
         aliases = list(model_json.pop("versionAliases", []))
         validate_aliases(aliases, "model.version_aliases")
         self._validate_new_model(model_json)
+        fields.check_refused(model_json, fields.MODEL_REFUSED, "model")
         model, version_id = self.add_version(
             location, request.parent_model, request.model_id, model_json, aliases
         )
         from vertexkit.local.vertex.registry.warmup import WARMUP
 
         WARMUP.start(model_json["containerSpec"]["imageUri"])  # for its deploy, soon after
-        return self.backend.operations.run_now(
+        operation = self.backend.operations.run_now(
             model["name"],
             "UploadModelOperationMetadata",
             "UploadModelResponse",
             {"model": model["name"], "modelVersionId": version_id},
         )
+        return fields.with_notes(self.store, operation, fields.model_notes(model_json))
 
     def add_version(
         self,
