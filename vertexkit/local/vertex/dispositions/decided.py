@@ -66,6 +66,12 @@ OWN: dict[tuple[str, str], Disposition] = {
     ("DedicatedResources", "autoscaling_metric_specs"): no_local_effect(ONE_SERVER),
     ("DedicatedResources", "required_replica_count"): no_local_effect(ONE_SERVER),
     ("DedicatedResources", "spot"): no_local_effect(ONE_SERVER),
+    # A field inside one the job code refuses or notes as a whole (training/dispositions.py).
+    **{("NfsMount", f): refused("its nfsMounts is refused: no share is mounted here") for f in ("server", "path", "mount_point")},
+    **{("LustreMount", f): refused("its lustreMounts is refused: no share is mounted here") for f in ("instance_ip", "volume_handle", "filesystem", "mount_point")},
+    ("CustomJobSpec", "tensorboard"): honoured("must exist, in the job's region, with a serviceAccount (specs/worker_pools.py); its event files are listed under it (tensorboards/routes.py)"),
+    ("CustomJobSpec", "experiment"): honoured("must exist, a system.Experiment context (training/dispositions.py)"),
+    ("CustomJobSpec", "experiment_run"): honoured("must exist, a child of the experiment; the job is recorded on the run (training/dispositions.py)"),
     ("BatchPredictionJob", "generate_explanation"): honoured("sampled Shapley per result line (batch_prediction/run.py, registry/explain.py)"),
     ("BatchPredictionJob", "explanation_spec"): honoured("merged over the model's (registry/explain.py merged_spec)"),
 }
