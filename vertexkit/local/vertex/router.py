@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from vertexkit.local.errors import ApiError, bad_request, not_served
+from vertexkit.local.vertex.core.ids import check_numeric_id
 from vertexkit.local.vertex.core.names import ProjectNames
 from vertexkit.specs.errors import SpecError
 
@@ -127,6 +128,10 @@ class VertexRouter:
         resolved = self.resolve(request.method, path)
         if resolved is None:
             raise not_served(request.method, path)
+        try:
+            check_numeric_id(path)  # a malformed ID is a 400 on Vertex, not a 404
+        except SpecError as exc:
+            raise self._named_error(exc) from exc
         handler, params = resolved
         vertex_request = VertexRequest(
             method=request.method,

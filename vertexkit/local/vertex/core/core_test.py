@@ -158,3 +158,19 @@ def test_a_metadata_store_s_life_as_recorded(
     deleted = httpx.delete(f"{base}/{store_id}").json()
     assert re.fullmatch(rf"{store}/operations/\d+", deleted["name"]) and deleted["done"] is True
     assert deleted["response"] == {"@type": "type.googleapis.com/google.protobuf.Empty"}
+
+
+@pytest.mark.parametrize("collection", ["customJobs", "datasets", "tensorboards", "studies"])
+def test_a_malformed_id_is_a_400_not_a_404(
+    cloud_context: CloudContext, local_cloud: LocalCloud, collection: str
+) -> None:
+    """A name whose ID Vertex would have given out as a number is malformed: 400
+    INVALID_ARGUMENT naming `name` (the API-contract issue's measurement of real Vertex), so a
+    client's "get, create if 404" code does not create for a typo; a well-formed ID that names
+    nothing is still a 404."""
+    base = f"{local_cloud.url}/v1/{cloud_context.parent}/{collection}"
+    malformed = httpx.get(f"{base}/not-a-number")
+    assert malformed.status_code == 400
+    assert malformed.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert malformed.json()["error"]["message"].startswith("name: ")
+    assert httpx.get(f"{base}/123456789").status_code == 404
