@@ -16,7 +16,6 @@ started in a throwaway home. What comes back decides its row in `docs/api-covera
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from vertexkit.local.discovery import google_document
 from vertexkit.local.errors import NOT_SERVED_SUFFIX
 
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "api-coverage.md"
@@ -77,13 +77,6 @@ class Answer:
         return "not served" if self.message.endswith(NOT_SERVED_SUFFIX) else "refused"
 
 
-def discovery_document(api: str) -> dict:
-    import googleapiclient
-
-    folder = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
-    return json.loads((folder / f"{api}.json").read_text())
-
-
 def methods_in_scope() -> list[Method]:
     return [*_vertex_methods(), *_bigquery_methods(), *_storage_methods()]
 
@@ -97,7 +90,7 @@ def _walk(resources: dict, prefix: str) -> Iterator[tuple[str, str, dict]]:
 
 
 def _vertex_methods() -> Iterator[Method]:
-    document = discovery_document("aiplatform.v1")
+    document = google_document("aiplatform", "v1")
     locations = document["resources"]["projects"]["resources"]["locations"]["resources"]
     for resource, name, method in _walk(locations, ""):
         family = resource.split(".")[0]
@@ -113,14 +106,14 @@ def _two(resource: str) -> str:
 
 
 def _bigquery_methods() -> Iterator[Method]:
-    document = discovery_document("bigquery.v2")
+    document = google_document("bigquery", "v2")
     for resource, name, method in _walk(document["resources"], ""):
         path = "/bigquery/v2/" + _placeholders(method.get("flatPath", method["path"]))
         yield Method("bigquery.v2", resource, name, method["httpMethod"], path)
 
 
 def _storage_methods() -> Iterator[Method]:
-    document = discovery_document("storage.v1")
+    document = google_document("storage", "v1")
     for resource, name, method in _walk(document["resources"], ""):
         if resource in STORAGE_LEFT_OUT or f"{resource}.{name}" in STORAGE_LEFT_OUT:
             continue

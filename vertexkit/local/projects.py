@@ -21,6 +21,7 @@ from vertexkit.specs import SpecError
 from vertexkit.specs.naming import validate_project_id
 
 CREATED = "2024-01-01T00:00:00.000Z"
+DEFAULT_PROJECT = "local-project"  # the project every local cloud answers for
 
 
 def project_number(project_id: str) -> str:

@@ -33,6 +33,7 @@ from vertexkit.local.guard import RequestGuard
 from vertexkit.local.handles import CloudHandles
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.metadata_server import MetadataServer
+from vertexkit.local.projects import DEFAULT_PROJECT
 from vertexkit.local.state import disk_full_handler
 from vertexkit.local.vertex.pipelines.standby import WARM
 from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from vertexkit.local.storage.routes import StorageService
     from vertexkit.local.vertex.routes import VertexService
 
-DEFAULT_PROJECT = "local-project"
 EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,8 @@ from typing import Any
 from urllib.parse import quote
 
 from vertexkit.local.errors import ApiError, bad_request
-from vertexkit.local.projects import project_number
+from vertexkit.local.projects import DEFAULT_PROJECT, project_number
 from vertexkit.local.storage.models import Listing, ObjectRecord
-
-DEFAULT_PROJECT = "local-project"
 
 
 def rfc3339(ns: int) -> str:

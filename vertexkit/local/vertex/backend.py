@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from vertexkit.local.handles import CloudHandles
 from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import ProcessGroups
+from vertexkit.local.projects import DEFAULT_PROJECT
 from vertexkit.local.vertex.core.names import ProjectNames
 from vertexkit.local.vertex.operations import Operations
 from vertexkit.local.vertex.pipelines.standby import DriverStandby
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 # Each model process holds its own copy of its framework (scikit-learn: about 180 MB); models
 # past these load in the cloud's process, where they share one.
 MAX_MODEL_PROCESSES = 2
-DEFAULT_PROJECT = "local-project"  # the project every local cloud answers for (server.py)
 
 
 class VertexBackend:

@@ -7,10 +7,9 @@ with a `response` (an Any with its `@type`) or an `error` (a google.rpc.Status).
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 from typing import Any
 
+from vertexkit.local.discovery import google_document
 from vertexkit.local.vertex.store import Resource, ResourceStore, now_rfc3339
 
 TYPE_PREFIX = "type.googleapis.com/google.cloud.aiplatform.v1."
@@ -101,11 +100,7 @@ def operation_parent(parent: str, metadata_type: str) -> str:
 def operation_holders() -> frozenset[tuple[str, ...]]:
     """The collections under a location whose resources hold operations (`customJobs`,
     `datasets/dataItems`, ...), from the aiplatform.v1 discovery document."""
-    import googleapiclient
-
-    documents = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
-    document = json.loads((documents / "aiplatform.v1.json").read_text())
-    resources = document["resources"]["projects"]["resources"]
+    resources = google_document("aiplatform", "v1")["resources"]["projects"]["resources"]
     return frozenset(_holders(resources["locations"]["resources"], ()))
 
 

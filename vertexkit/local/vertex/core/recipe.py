@@ -56,6 +56,11 @@ def snake_to_camel(path: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def camel_to_snake(path: str) -> str:
+    """A field (mask path) in snake_case: REST clients send FieldMask JSON in camelCase."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), path)
+
+
 class StandardMethods:
     def __init__(self, backend: VertexBackend, kind: Recipe) -> None:
         self.backend = backend

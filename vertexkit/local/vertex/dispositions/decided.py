@@ -8,8 +8,7 @@ tuning, serving and batch-explanation entries name the code that decides them.
 
 from __future__ import annotations
 
-import re
-
+from vertexkit.local.vertex.core.recipe import camel_to_snake
 from vertexkit.local.vertex.dispositions.model import (
     PACKAGE,
     Disposition,
@@ -146,17 +145,13 @@ JOB_GROUPS = (
 )
 
 
-def snake(camel: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()
-
-
 def registry_entries() -> dict[tuple[str, str], Disposition]:
     """The registry's table (registry/dispositions.py): each path's last field, by message."""
     entries = {}
     for table, is_refused in registry_fields.ALL_TABLES:
         for path, (message, why) in table.items():
             disposition = refused if is_refused else no_local_effect
-            entries[(message, snake(path.split(".")[-1]))] = disposition(f"registry/dispositions.py: {why}")
+            entries[(message, camel_to_snake(path.split(".")[-1]))] = disposition(f"registry/dispositions.py: {why}")
     return entries
 
 
@@ -165,5 +160,5 @@ def decided() -> dict[tuple[str, str], Disposition]:
     own = {**OWN, **REGISTRY, **registry_entries()}
     for message, group, disposition in JOB_GROUPS:
         for field, why in group.items():
-            own[(message, snake(field))] = disposition(f"training/dispositions.py: {why}")
+            own[(message, camel_to_snake(field))] = disposition(f"training/dispositions.py: {why}")
     return {(PACKAGE + message, field): d for (message, field), d in own.items()}

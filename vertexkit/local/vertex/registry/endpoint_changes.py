@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from vertexkit.local.errors import bad_request
+from vertexkit.local.vertex.core.recipe import camel_to_snake as snake
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
 from vertexkit.local.vertex.store import Resource, now_rfc3339
@@ -31,11 +32,6 @@ MUTABLE_PATHS = (
     "automatic_resources.max_replica_count",
     "disable_container_logging",
 )
-
-
-def snake(path: str) -> str:
-    """A field mask path in snake_case (REST clients send FieldMask JSON in camelCase)."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), path)
 
 
 def camel(path: str) -> str:
