@@ -174,3 +174,26 @@ def test_a_malformed_id_is_a_400_not_a_404(
     assert malformed.json()["error"]["status"] == "INVALID_ARGUMENT"
     assert malformed.json()["error"]["message"].startswith("name: ")
     assert httpx.get(f"{base}/123456789").status_code == 404
+
+
+def test_through_the_gapic_client_a_create_is_pending_and_names_carry_the_number(
+    cloud_context: CloudContext, tensorboards: aiplatform_v1.TensorboardServiceClient
+) -> None:
+    """The same through aiplatform_v1's own client (REST transport): the create's raw operation
+    is not done (recorded Vertex traffic: `vertexaitensorboard/_http.log`), `result()` polls it
+    to the Tensorboard named `projects/<number>/...`, which a get by the project ID finds; a
+    malformed job ID is the client's BadRequest, a well-formed unknown one its NotFound."""
+    number = project_number(cloud_context.project)
+    created = tensorboards.create_tensorboard(
+        parent=cloud_context.parent, tensorboard={"display_name": "gapic"}
+    )
+    assert created.operation.done is False
+    name = created.result().name
+    assert name.startswith(f"projects/{number}/locations/us-central1/tensorboards/")
+    by_id = name.replace(f"projects/{number}/", f"projects/{cloud_context.project}/")
+    assert tensorboards.get_tensorboard(name=by_id).name == name
+    jobs = cloud_context.job_client()
+    with pytest.raises(exceptions.BadRequest, match="name: "):
+        jobs.get_custom_job(name=f"{cloud_context.parent}/customJobs/not-a-number")
+    with pytest.raises(exceptions.NotFound):
+        jobs.get_custom_job(name=f"{cloud_context.parent}/customJobs/123456789")
