@@ -63,6 +63,31 @@ def badge(state: str) -> Markup:
     return el("span", short, class_=f"badge state-{short}")
 
 
+def task_badge(state: str) -> Markup:
+    """A task's state in Vertex's words (Cached, Not triggered, ...), its class the state."""
+    return el("span", runs.task_label(state), class_=f"badge state-{state}", data_state=state)
+
+
+def typed_values(values: dict[str, tuple[Any, str]], empty: str = "None.", **attrs: Any) -> Markup:
+    """Parameters with their declared types (`NUMBER_INTEGER` shown as `int`, ...)."""
+    rows = [
+        [key, el("span", PARAMETER_TYPES.get(kind, kind.lower()), class_="type"), show_value(value)]
+        for key, (value, kind) in values.items()
+    ]
+    return table(["name", "type", "value"], rows, empty, **{"class_": "kv params", **attrs})
+
+
+PARAMETER_TYPES = {
+    "NUMBER_INTEGER": "int",
+    "NUMBER_DOUBLE": "float",
+    "STRING": "str",
+    "BOOLEAN": "bool",
+    "LIST": "list",
+    "STRUCT": "dict",
+    "TASK_FINAL_STATUS": "PipelineTaskFinalStatus",
+}
+
+
 def table(
     headers: list[str], rows: list[list[Any]], empty: str = "Nothing yet.", **attrs: Any
 ) -> Markup:
@@ -84,6 +109,8 @@ def key_values(values: Resource, empty: str = "None.") -> Markup:
 def show_value(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return el("code", json.dumps(value, sort_keys=True))
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return value
 
 
@@ -147,18 +174,37 @@ class TaskView:
 
 def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: str = "") -> Markup:
     graph = dag.build_graph(job.get("pipelineSpec") or {})
-    states = runs.task_states(job)
+    states = runs.shown_task_states(job, graph.nodes)
     links = {name: resource_url(job["name"], task=name) for name in graph.nodes}
+    error = runs.run_error(job)
     summary = key_values(
         {
+            "run": el("code", runs.job_id(job)),
             "pipeline": runs.pipeline_name(job),
             "state": badge(job.get("state", "")),
             "created": runs.when(job.get("createTime")),
             "started": runs.when(job.get("startTime")),
             "duration": el("span", runs.duration(job), id="run-duration"),
             "schedule": schedule,
-            "error": (job.get("error") or {}).get("message", ""),
+            "error": error,
         }
+    )
+    failed = runs.failed_tasks(job)
+    top_error = (
+        el(
+            "p",
+            el("strong", "Run failed: "),
+            error,
+            " ",
+            [
+                el("a", f"open {name}", href=resource_url(job["name"], task=name))
+                for name, _ in failed[:1]
+            ],
+            class_="error",
+            id="run-error",
+        )
+        if error
+        else None
     )
     cancel = (
         action_form("cancel", "Cancel run", token, danger=True, name=job["name"])
@@ -178,6 +224,7 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
             retry,
             class_="toolbar",
         ),
+        top_error,
         el(
             "div",
             el(
@@ -193,7 +240,7 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
         el("h2", "Run"),
         summary,
         el("h2", "Pipeline parameters"),
-        key_values(runs.pipeline_parameters(job)),
+        typed_values(runs.typed_pipeline_parameters(job), id="pipeline-parameters"),
     ]
     live = resource_url(job["name"]) + "/state.json" if runs.is_running(job) else None
     return layout(job.get("displayName") or runs.job_id(job), "pipelines", *body, live_url=live)
@@ -201,27 +248,31 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
 
 def task_panel(job: Resource, view: TaskView) -> Markup:
     detail = runs.task_details(job).get(view.name, {})
-    parameters, input_artifacts = runs.task_inputs(job, view.name)
-    outputs = runs.output_parameters(detail)
-    gcp = outputs.pop("gcp_resources", None)
+    _, input_artifacts = runs.task_inputs(job, view.name)
+    input_artifacts = {
+        k: v for k, v in input_artifacts.items() if not k.startswith(runs.CHANNEL_PREFIX)
+    }
+    outputs = runs.typed_output_parameters(job, view.name)
+    gcp = outputs.pop("gcp_resources", (None, ""))[0]
+    state = runs.shown_task_states(job, [view.name])[view.name]
     sections = [
         el("h2", view.name),
         key_values(
             {
-                "state": badge(detail.get("state", "PENDING")),
+                "state": task_badge(state),
                 "started": runs.when(detail.get("startTime")),
                 "duration": runs.duration(detail),
                 "error": (detail.get("error") or {}).get("message", ""),
             }
         ),
         el("h3", "Parameters"),
-        key_values(parameters),
+        typed_values(runs.task_parameters(job, view.name), id="task-parameters"),
         el("h3", "Output artifacts"),
         artifact_list(
             {k: v.get("artifacts") or [] for k, v in (detail.get("outputs") or {}).items()}, view
         ),
         el("h3", "Output parameters"),
-        key_values(outputs),
+        typed_values(outputs),
         el("h3", "Input artifacts"),
         artifact_list(input_artifacts, view),
     ]
