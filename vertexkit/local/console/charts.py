@@ -8,6 +8,7 @@ presentation attributes (the page's Content-Security-Policy allows no inline sty
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -106,7 +107,7 @@ def roc_auc(points: Sequence[tuple[float, float]]) -> float:
     """The area under the ROC curve: trapezoids over the points from (0, 0) to (1, 1), as
     `sklearn.metrics.auc` integrates the curve `roc_curve` gives."""
     ordered = [(0.0, 0.0), *sorted(points), (1.0, 1.0)]
-    return sum((x2 - x1) * (y1 + y2) / 2 for (x1, y1), (x2, y2) in zip(ordered, ordered[1:]))
+    return sum((x2 - x1) * (y1 + y2) / 2 for (x1, y1), (x2, y2) in itertools.pairwise(ordered))
 
 
 TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)

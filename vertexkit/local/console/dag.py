@@ -12,6 +12,7 @@ data (an artifact or parameter the consumer reads) or, dashed, order only (`.aft
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,7 +214,7 @@ def _neighbours(graph: Graph) -> tuple[dict[str, list[str]], dict[str, list[str]
     down: dict[str, list[str]] = {}
     for (source, target, _), chain in graph.routes.items():
         path = [source, *chain, target]
-        for a, b in zip(path, path[1:], strict=False):
+        for a, b in itertools.pairwise(path):
             down.setdefault(a, []).append(b)
             up.setdefault(b, []).append(a)
     return up, down
@@ -261,7 +262,7 @@ def place_columns(graph: Graph, slots: list[list[Slot]]) -> dict[str, float]:
                     linked = [centre[k] for k in across.get(slot.key, []) if k in centre]
                     if linked:
                         slot.x = sum(linked) / len(linked) - slot.width / 2
-                for left, right in zip(rank, rank[1:], strict=False):  # keep the order, no overlap
+                for left, right in itertools.pairwise(rank):  # keep the order, no overlap
                     right.x = max(right.x, left.x + left.width + _gap(left, right))
                 for slot in rank:
                     centre[slot.key] = slot.x + slot.width / 2

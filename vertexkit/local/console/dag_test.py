@@ -137,7 +137,12 @@ def sampled(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
             t = step / 40
             if index % 2 == 0:  # C x1,mid x2,mid x2,y2
                 mid = (y1 + y2) / 2
-                x = (1 - t) ** 3 * x1 + 3 * (1 - t) ** 2 * t * x1 + 3 * (1 - t) * t**2 * x2 + t**3 * x2
+                x = (
+                    (1 - t) ** 3 * x1
+                    + 3 * (1 - t) ** 2 * t * x1
+                    + 3 * (1 - t) * t**2 * x2
+                    + t**3 * x2
+                )
                 y = (1 - t) ** 3 * y1 + 3 * (1 - t) ** 2 * t * mid + 3 * (1 - t) * t**2 * mid
                 y += t**3 * y2
             else:
@@ -153,7 +158,11 @@ def crossings(graph: dag.Graph) -> list[tuple[str, str]]:
         for x, y in sampled(dag.route(graph, edge)):
             for name, node in graph.nodes.items():
                 inside = node.x + 1 < x < node.x + dag.NODE_WIDTH - 1
-                if name not in edge[:2] and inside and node.y + 1 < y < node.y + dag.NODE_HEIGHT - 1:
+                if (
+                    name not in edge[:2]
+                    and inside
+                    and node.y + 1 < y < node.y + dag.NODE_HEIGHT - 1
+                ):
                     found.append((f"{edge[0]}->{edge[1]}", name))
     return sorted(set(found))
 
@@ -216,7 +225,7 @@ def test_a_long_condition_label_is_wrapped_not_cut() -> None:
     assert " ".join(group.lines) == group.label and len(group.lines) > 1
     svg = dag.draw(graph, {}, {name: "#" for name in graph.nodes})
     assert "…" not in svg
-    x, y, width, _ = dag.group_box(graph, group)
+    _x, y, width, _ = dag.group_box(graph, group)
     assert all(len(line) * dag.CHAR_WIDTH <= width - 16 for line in group.lines)
     label_bottom = y + 14 + (len(group.lines) - 1) * dag.LABEL_LINE
     assert label_bottom < graph.nodes["deploy"].y  # the label sits above the task, not on it
@@ -224,7 +233,9 @@ def test_a_long_condition_label_is_wrapped_not_cut() -> None:
 
 
 @pytest.mark.parametrize(
-    "compiled", sorted((Path(__file__).parents[3] / "compiled").glob("*.yaml")), ids=lambda p: p.stem
+    "compiled",
+    sorted((Path(__file__).parents[3] / "compiled").glob("*.yaml")),
+    ids=lambda p: p.stem,
 )
 def test_built_in_pipelines_draw_with_no_edge_through_a_task(compiled: Path) -> None:
     graph = dag.build_graph(yaml.safe_load(compiled.read_text()))
