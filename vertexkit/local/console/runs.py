@@ -275,6 +275,29 @@ def executor_inputs(detail: Resource) -> Resource:
     return {k.removeprefix("input:"): v for k, v in metadata.items() if k.startswith("input:")}
 
 
+def source_type(job: Resource, chain: list[Resource], level: int, spec: Resource) -> str:
+    """The declared type of what a task input reads: the pipeline's (or enclosing group's)
+    parameter, or the producer's output; "" for a constant."""
+    pipeline = job.get("pipelineSpec") or {}
+    if "componentInputParameter" in spec:
+        key = spec["componentInputParameter"]
+        if level == 0:
+            return pipeline_parameter_types(job).get(key, "")
+        declared = declared_parameters(pipeline, chain[level - 1])
+        return (declared.get(key) or {}).get("parameterType", "")
+    if "taskOutputParameter" in spec:
+        producer = spec["taskOutputParameter"].get("producerTask", "")
+        found = task_chain(pipeline, producer)
+        outputs = (
+            (component_of(pipeline, found[-1]).get("outputDefinitions") or {}).get("parameters")
+            if found
+            else None
+        ) or {}
+        key = spec["taskOutputParameter"].get("outputParameterKey", "")
+        return (outputs.get(key) or {}).get("parameterType", "")
+    return ""
+
+
 def task_parameters(job: Resource, name: str) -> dict[str, tuple[Any, str]]:
     """Parameter -> (value, type) as the task received it: what its execution recorded, or
     resolved from the spec (its inputs, then its component's defaults), placeholders filled,
@@ -286,8 +309,14 @@ def task_parameters(job: Resource, name: str) -> dict[str, tuple[Any, str]]:
         return {}
     level = len(chain) - 1
     given = (chain[-1].get("inputs") or {}).get("parameters") or {}
-    resolved = {key: resolve_parameter(job, chain, level, value) for key, value in given.items()}
     declared = declared_parameters(spec, chain[-1])
+    resolved = {
+        key: typed(
+            resolve_parameter(job, chain, level, value),
+            (declared.get(key) or {}).get("parameterType") or source_type(job, chain, level, value),
+        )
+        for key, value in given.items()
+    }
     recorded = executor_inputs(task_details(job).get(name, {}))
     result: dict[str, tuple[Any, str]] = {}
     for key in [*declared, *(k for k in given if k not in declared)]:
