@@ -88,7 +88,7 @@ class WriteService:
     # -- streams ---------------------------------------------------------------------------
     def create_write_stream(self, request: Any) -> Any:
         table = _table_name(request.parent, "parent")
-        kind = request.write_stream.type
+        kind = request.write_stream.type_
         if kind not in (StreamType.COMMITTED, StreamType.PENDING, StreamType.BUFFERED):
             raise invalid("write_stream.type", "must be COMMITTED, PENDING or BUFFERED")
         schema = self._schema(table)
@@ -296,7 +296,7 @@ def _table_name(path: str, field_name: str) -> TableName:
 
 
 def _stream_message(stream: _Stream, schema: list[dict[str, Any]] | None) -> Any:
-    message = WriteStreamPb(name=stream.name, type=stream.type, location=LOCATION,
+    message = WriteStreamPb(name=stream.name, type_=stream.type, location=LOCATION,
                             write_mode=types.WriteStream.WriteMode.INSERT)  # fmt: skip
     message.create_time.FromMicroseconds(int(stream.created * 1e6))
     if stream.committed is not None:
@@ -316,7 +316,7 @@ def table_schema(fields: list[dict[str, Any]]) -> Any:
 def _field_schema(item: dict[str, Any]) -> Any:
     message = types.TableFieldSchema.pb()(name=item["name"])
     kind = kind_of(item)
-    message.type = types.TableFieldSchema.Type[FIELD_TYPES.get(kind, kind)]
+    message.type_ = types.TableFieldSchema.Type[FIELD_TYPES.get(kind, kind)]
     message.mode = types.TableFieldSchema.Mode[mode_of(item)]
     for child in item.get("fields") or []:
         message.fields.add().CopyFrom(_field_schema(child))
