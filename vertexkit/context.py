@@ -39,8 +39,9 @@ class CloudContext:
     region: str = DEFAULT_REGION
     storage_endpoint: str | None = None
     bigquery_endpoint: str | None = None
-    bigquery_storage_endpoint: str | None = None  # gRPC `host:port`, plaintext
     vertex_endpoint: str | None = None
+    # gRPC `host:port`, plaintext; after the others, which callers may pass by position
+    bigquery_storage_endpoint: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
