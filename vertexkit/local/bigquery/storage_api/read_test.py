@@ -138,8 +138,8 @@ def test_split_read_stream_cuts_a_stream_in_two(read_client, table) -> None:
     read = session(read_client, table)
     split = read_client.split_read_stream(request={"name": read.streams[0].name, "fraction": 0.5})
     # "primary_stream ... contains the beginning portion of |original_stream|"
-    head = [r["id"] for r in read_client.read_rows(split.primary_stream.name).rows(read)]
-    tail = [r["id"] for r in read_client.read_rows(split.remainder_stream.name).rows(read)]
+    head = [r["id"].as_py() for r in read_client.read_rows(split.primary_stream.name).rows(read)]
+    tail = [r["id"].as_py() for r in read_client.read_rows(split.remainder_stream.name).rows(read)]
     assert head == [1, 2, 3, 4, 5] and tail == [6, 7, 8, 9, 10]
 
 
