@@ -263,10 +263,9 @@ def read_outputs(executor: dict[str, Any], component: dict[str, Any], storage: S
 def _merge_artifact(planned: dict[str, Any], reported: dict[str, Any], storage: Storage) -> dict:
     """The planned artifact with what the executor reported: its metadata, and the files at a
     custom path (`Artifact.set_path`) put where its URI is, as the launcher uploads them."""
-    merged = {
-        **planned,
-        "metadata": {**planned.get("metadata", {}), **(reported.get("metadata") or {})},
-    }
+    metadata = {**planned.get("metadata", {}), **(reported.get("metadata") or {})}
+    # a component may point its artifact elsewhere (`artifact.uri = ...`): Vertex keeps that URI
+    merged = {**planned, "uri": reported.get("uri") or planned["uri"], "metadata": metadata}
     custom = reported.get("custom_path")
     if custom and Path(custom).exists():
         target = Path(storage.path(planned["uri"]))
