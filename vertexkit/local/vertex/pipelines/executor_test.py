@@ -8,7 +8,7 @@ semantics (KFP backend driver, `backend/src/v2/driver/`, and the KFP SDK's test 
 import ast
 import uuid
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import pytest
 from google.cloud import aiplatform
@@ -78,7 +78,7 @@ def join(a: str, b: str) -> str:
 
 
 @dsl.component(install_kfp_package=False)
-def count(items: List[str]) -> int:
+def count(items: list[str]) -> int:
     return len(items)
 
 
@@ -89,7 +89,7 @@ def make(content: str, out: Output[Dataset]):
 
 
 @dsl.component(install_kfp_package=False)
-def read_all(data: List[Dataset]) -> str:
+def read_all(data: list[Dataset]) -> str:
     return ",".join(sorted(open(d.path).read() for d in data))
 
 
@@ -113,9 +113,8 @@ def fail(text: str) -> str:
 def nested_loops() -> None:
     outer = split(text="a,b")
     inner = split(text="x,y,z")
-    with dsl.ParallelFor(outer.output) as a:
-        with dsl.ParallelFor(inner.output, parallelism=2) as b:
-            joined = join(a=a, b=b)
+    with dsl.ParallelFor(outer.output) as a, dsl.ParallelFor(inner.output, parallelism=2) as b:
+        joined = join(a=a, b=b)
     count(items=dsl.Collected(joined.output))
 
 

@@ -211,10 +211,10 @@ class _EventFollower:
             if task:
                 models.set_task_state(task, state, at, event.get("error"))
                 _record_outputs(task, event)
-            if kind == "task_failed" and event.get("executor", True) and task is not None:
-                if not _has_children(tasks, task):  # a DAG task fails with its failed task
-                    self._failed_tasks.append(event["task"])
-                    self._failure_causes.append(event.get("error") or "")
+            # a DAG task fails with its failed task: the job's error names the task itself
+            if kind == "task_failed" and task is not None and not _has_children(tasks, task):
+                self._failed_tasks.append(event["task"])
+                self._failure_causes.append(event.get("error") or "")
         elif kind == "pipeline_failed":
             self._pipeline_error = event.get("error")
         elif kind == "pipeline_succeeded":
