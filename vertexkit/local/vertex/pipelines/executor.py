@@ -397,6 +397,8 @@ class PipelineExecutor:
                 unique=unique,
                 inputs=_vertex_artifacts(inputs.artifacts),
             )
+            # the console's task log is the driver log's lines from here to the status line
+            print(f"Executing task '{display}'", flush=True)
             if "importer" in executor:
                 outcome = Outcome(
                     SUCCEEDED, TaskIO(artifacts=leaf.importer_outputs(executor["importer"], inputs))
@@ -520,6 +522,8 @@ class PipelineExecutor:
         kind = {SUCCEEDED: "task_succeeded", SKIPPED: "task_cached"}.get(
             outcome.state, "task_failed"
         )
+        if component is not None:
+            print(f"Task '{display}' finished with status {outcome.state}", flush=True)
         fields: dict[str, Any] = {"task_id": task_id, "task": display}
         if outcome.state in DONE_OK:
             fields["outputs"] = _vertex_artifacts(outcome.io.artifacts)
