@@ -387,6 +387,8 @@ class PipelineExecutor:
         task_id = self.new_id()
         display, unique = self.label(name, task, scope)
         system = self.system_placeholders(name, task_id)
+        # the cache key sees the placeholders as written (a run's own name would defeat it)
+        keyed = TaskIO(dict(inputs.parameters), inputs.artifacts)
         inputs.parameters = _resolve_system(inputs.parameters, system)
         with task_handler.task_slot():
             self.emit(
@@ -406,7 +408,15 @@ class PipelineExecutor:
                 self._emit_end(task_id, display, outcome, component)
                 return outcome
             outcome = self._container(
-                name, task, component, executor["container"], inputs, display, task_id, system
+                name,
+                task,
+                component,
+                executor["container"],
+                inputs,
+                display,
+                task_id,
+                system,
+                keyed,
             )
         self._emit_end(task_id, display, outcome, component)
         return outcome
@@ -431,11 +441,12 @@ class PipelineExecutor:
         display: str,
         task_id: int,
         system: dict[str, str],
+        keyed: TaskIO,
     ) -> Outcome:
         task_uri = f"{self.settings.root_uri.rstrip('/')}/{name}_{task_id}"
         task_dir = Path(self.settings.storage.path(task_uri))
         planned = leaf.planned_outputs(component, task_uri)
-        key = leaf.cache_key(inputs, planned, component, container)
+        key = leaf.cache_key(keyed, planned, component, container)
         cached = self._cached(task, key)
         if cached is not None:
             return Outcome(SKIPPED, cached)
