@@ -26,10 +26,21 @@ from typing import Any
 from vertexkit.local.vertex.pipelines import placeholders
 
 ArtifactList = list[dict[str, Any]]
-_INPUT_PARAM = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
-_INPUT_ARTIFACT = re.compile(r"\{\{\$\.inputs\.artifacts\['([^']+)'\]\.(uri|path|metadata)\}\}")
-_OUTPUT_ARTIFACT = re.compile(r"\{\{\$\.outputs\.artifacts\['([^']+)'\]\.(uri|path|metadata)\}\}")
-_OUTPUT_PARAM = re.compile(r"\{\{\$\.outputs\.parameters\['([^']+)'\]\.output_file\}\}")
+# Every KFP placeholder of a command line, in one pattern, so one pass replaces them all and
+# nothing a replacement inserts is read again: the executor input `{{$.json_escape[N]}}` inserts
+# holds the inner component's own placeholders (GCPC's custom job payload), which are its
+# launcher's to resolve, not this task's.
+_PLACEHOLDER = re.compile(
+    r"\{\{\$\.inputs\.parameters\['(?P<in_param>[^']+)'\]\}\}"
+    r"|\{\{\$\.inputs\.artifacts\['(?P<in_art>[^']+)'\]\.(?P<in_part>uri|path|metadata)"
+    r"(?:\['(?P<in_key>[^']+)'\])?\}\}"
+    r"|\{\{\$\.outputs\.artifacts\['(?P<out_art>[^']+)'\]\.(?P<out_part>uri|path|metadata)"
+    r"(?:\['(?P<out_key>[^']+)'\])?\}\}"
+    r"|\{\{\$\.outputs\.parameters\['(?P<out_param>[^']+)'\]\.output_file\}\}"
+    r"|(?P<out_file>\{\{\$\.outputs\.output_file\}\})"
+    r"|\{\{\$\.json_escape\[(?P<escape>\d)\]\}\}"
+    r"|(?P<whole>\{\{\$\}\})"
+)
 
 
 @dataclass
@@ -184,33 +195,51 @@ class CommandResolver:
         return name in inputs["parameterValues"] or name in inputs["artifacts"]
 
     def resolve_text(self, text: str) -> str:
-        """A string with every placeholder in it replaced; twice, since a parameter's value
-        may itself hold placeholders (GCPC's worker pool specs hold `{{$.json_escape[1]}}`)."""
-        for _ in range(2):
-            if "{{$" not in text:
-                break
-            text = self._once(text)
-        return text
-
-    def _once(self, text: str) -> str:
+        """A string with every placeholder in it replaced, in one pass. A parameter's value
+        may itself hold this task's placeholders (GCPC's worker pool specs hold
+        `{{$.pipeline_google_cloud_project_id}}` and `{{$.json_escape[1]}}`): those are
+        resolved in the value, and nothing else in it."""
         text = placeholders.resolve(text, self.system)
-        text = placeholders.resolve_escaped_executor_input(text, self.executor)
-        if "{{$}}" in text:
-            text = text.replace("{{$}}", json.dumps(self.executor))
-        inputs, outputs = self.executor["inputs"], self.executor["outputs"]
-        text = _INPUT_PARAM.sub(lambda m: _text(inputs["parameterValues"].get(m[1], "")), text)
-        text = _INPUT_ARTIFACT.sub(lambda m: self._artifact(inputs["artifacts"], m), text)
-        text = _OUTPUT_ARTIFACT.sub(lambda m: self._artifact(outputs["artifacts"], m), text)
-        text = _OUTPUT_PARAM.sub(lambda m: outputs["parameters"][m[1]]["outputFile"], text)
-        return text.replace("{{$.outputs.output_file}}", outputs["outputFile"])
+        return _PLACEHOLDER.sub(self._replacement, text)
 
-    def _artifact(self, artifacts: dict[str, Any], match: re.Match[str]) -> str:
-        listed = artifacts.get(match[1], {}).get("artifacts") or [{}]
+    def _replacement(self, match: re.Match[str]) -> str:
+        inputs, outputs = self.executor["inputs"], self.executor["outputs"]
+        if match["in_param"] is not None:
+            # An optional input left unset is JSON null, as kfp's own placeholder resolution
+            # gives it: GCPC's payloads hold `"labels": {{$.inputs.parameters['labels']}}`.
+            return self._parameter(inputs["parameterValues"].get(match["in_param"]))
+        if match["in_art"] is not None:
+            return self._artifact(
+                inputs["artifacts"], match["in_art"], match["in_part"], match["in_key"]
+            )
+        if match["out_art"] is not None:
+            return self._artifact(
+                outputs["artifacts"], match["out_art"], match["out_part"], match["out_key"]
+            )
+        if match["out_param"] is not None:
+            return outputs["parameters"][match["out_param"]]["outputFile"]
+        if match["out_file"] is not None:
+            return outputs["outputFile"]
+        if match["escape"] is not None:
+            return placeholders.escaped_executor_input(self.executor, int(match["escape"]))
+        return json.dumps(self.executor)  # {{$}}
+
+    def _parameter(self, value: Any) -> str:
+        text = placeholders.resolve(_text(value), self.system)
+        return placeholders.resolve_escaped_executor_input(text, self.executor)
+
+    def _artifact(
+        self, artifacts: dict[str, Any], name: str, part: str, key: str | None = None
+    ) -> str:
+        """`.uri`, `.path`, `.metadata` or one metadata value, `.metadata['resourceName']`
+        (GCPC's upload reads its parent model's name so)."""
+        listed = artifacts.get(name, {}).get("artifacts") or [{}]
         artifact = listed[0]
-        if match[2] == "metadata":
-            return json.dumps(artifact.get("metadata", {}))
+        if part == "metadata":
+            metadata = artifact.get("metadata", {})
+            return json.dumps(metadata) if key is None else _text(metadata.get(key))
         uri = artifact.get("uri", "")
-        return uri if match[2] == "uri" else self.storage.path(uri)
+        return uri if part == "uri" else self.storage.path(uri)
 
 
 def _structured(part: Any) -> dict[str, Any] | None:
