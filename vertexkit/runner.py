@@ -256,7 +256,7 @@ def pipeline_job_request(
     if not pipeline_root.startswith("gs://"):
         raise ValueError(f"--pipeline-root must be a gs:// URI, got {pipeline_root!r}")
     name = short_name(name_or_ref)
-    display_name = f"vertexkit-{name}"
+    display_name = run_display_name(pipeline_yaml)
     _check_sdk_arguments(display_name, labels)
     spec = pipeline_spec(pipeline_yaml)
     values = target_parameters(
@@ -274,6 +274,13 @@ def pipeline_job_request(
     if labels:
         body["labels"] = dict(labels)
     return job_id, body
+
+
+def run_display_name(pipeline_yaml: str) -> str:
+    """A run's display name: the pipeline's own name (`@dsl.pipeline(name=...)`, the
+    `pipelineInfo.name` of its spec), as `aiplatform.PipelineJob` names a run it is not given a
+    name for; the built-ins are `vertexkit-training`, `vertexkit-tuning`, ...."""
+    return str((pipeline_spec(pipeline_yaml).get("pipelineInfo") or {}).get("name") or "pipeline")
 
 
 def _check_sdk_arguments(display_name: str, labels: dict[str, str] | None) -> None:
@@ -369,7 +376,7 @@ def build_vertex_job(
         pipeline_yaml, params, project, region, f"{pipeline_root.rstrip('/')}/{name}"
     )
     return aiplatform.PipelineJob(
-        display_name=f"vertexkit-{name}",
+        display_name=run_display_name(pipeline_yaml),
         template_path=str(template),
         pipeline_root=pipeline_root,
         parameter_values=values,

@@ -58,6 +58,7 @@ def compile_command(
         pipeline_registry.resolve(name)
     texts = {name: compiler.compile_to_text(name, image) for name in names}
     for name, text in texts.items():  # refused before anything is built, staged or written
+        _preflight(text)
         _check_staging(name, text, staging)
     for name, text in texts.items():
         if staging:
@@ -71,6 +72,16 @@ def compile_command(
         for result in stale:
             err_console.print(result.diff, highlight=False, markup=False)
         fail(f"{len(stale)} compiled pipeline(s) are stale: run `vertexkit compile`")
+
+
+def _preflight(pipeline_yaml: str) -> None:
+    """The checks `vertexkit run` applies before it creates anything (`vertexkit.preflight`),
+    on what compile knows: the pipeline's constants and its parameters' defaults. A pipeline
+    `run` would refuse (an e2-standard-4 with a T4) is refused here with the same message."""
+    from vertexkit.preflight import check_pipeline
+    from vertexkit.runner import effective_values
+
+    check_pipeline(pipeline_spec(pipeline_yaml), effective_values(pipeline_yaml, {}))
 
 
 def run_command(

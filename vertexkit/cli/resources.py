@@ -16,6 +16,7 @@ from rich.table import Table
 
 from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, plain_console
+from vertexkit.cli.names import find_by_name
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
 from vertexkit.cli.vertex_rest import ServiceRefused, VertexRest, as_proto_value, rfc3339_time
 
@@ -117,15 +118,11 @@ def _read_instances_file(path: Path) -> str:
 
 
 def _find_endpoint(vertex: VertexRest, endpoint: str) -> dict[str, Any]:
-    """The last endpoint whose display name, ID or resource name is `endpoint`."""
-    matches = [
-        found
-        for found in _public_endpoints(vertex)
-        if endpoint in (found.get("displayName"), _last_part(found["name"]), found["name"])
-    ]
-    if not matches:
+    """The endpoint whose resource name, ID or display name (where unique) is `endpoint`."""
+    found = find_by_name(endpoint, _public_endpoints(vertex), "endpoint", "ENDPOINT")
+    if found is None:
         raise UserError("ENDPOINT", f"no endpoint named {endpoint!r}")
-    return matches[-1]
+    return found
 
 
 def predict(

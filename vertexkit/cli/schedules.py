@@ -11,6 +11,7 @@ from rich.table import Table
 
 from vertexkit.cli.cloud import cloud_for_command, rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, fail, plain_console
+from vertexkit.cli.names import find_by_name
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -21,6 +22,7 @@ from vertexkit.cli.options import (
 )
 from vertexkit.cli.vertex_rest import rfc3339_time
 from vertexkit.context import VERTEX_ENV
+from vertexkit.local_up import running_local_up
 from vertexkit.specs.naming import validate_region
 
 if TYPE_CHECKING:
@@ -30,7 +32,10 @@ schedule_app = typer.Typer(no_args_is_help=True, help="Recurring pipeline runs."
 runs_app = typer.Typer(no_args_is_help=True, help="Pipeline runs (pipeline jobs).")
 ScheduleArgument = Annotated[
     str,
-    typer.Argument(help="Schedule ID or resource name", callback=resource_id_or_name("schedules")),
+    typer.Argument(
+        help="Schedule ID, resource name or display name (where unique)",
+        callback=resource_id_or_name("schedules"),
+    ),
 ]
 RunArgument = Annotated[
     str,
@@ -109,12 +114,17 @@ def _create_locally(
 ) -> None:
     from vertexkit import scheduling  # with kfp: imported when a verb needs it
 
-    running = bool(os.environ.get(VERTEX_ENV))
+    # Found as every verb finds it (`vertexkit.local_up`): the env a shell exported, or the
+    # claim of the `vertexkit local up` serving the home.
+    running = bool(os.environ.get(VERTEX_ENV)) or running_local_up(home) is not None
     with cloud_for_command(home=home) as context:
         schedule = scheduling.create_local(
             context, name, pipeline_yaml, params, timing, work_dir, caching
         )
         console.print(f"created {schedule.resource_name} ({timing.cron})")
+        link = scheduling.local_console_url(context, schedule.resource_name)
+        if running and link:  # the console of a cloud that ends with this command is dead
+            console.print(f"console: {link}")
     if not running:
         err_console.print(
             "note: no `vertexkit local up` is running; this schedule fires only while "
@@ -173,12 +183,26 @@ def _manage(
     from vertexkit import scheduling  # with kfp: imported when a verb needs it
 
     with cloud_for_command(project, region, home) as context:
+        schedule = _schedule_named(context, schedule)
         try:
             getattr(scheduling, action)(context, schedule, **kwargs)
         except exceptions.ClientError as exc:
             raise UserError("SCHEDULE", f"{schedule!r}: {client_error_message(exc)}") from None
     done = f"{action}d" if action != "pause" else "paused"
     console.print(f"{done} {schedule}")
+
+
+def _schedule_named(context: Any, schedule: str) -> str:
+    """A schedule's resource name, ID or (unique) display name, as the resource name or ID the
+    service takes; a value that names none goes to the service as an ID (it answers 404)."""
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
+    items = (
+        {"name": item.name, "displayName": item.display_name}
+        for item in scheduling.list_schedules(context)
+    )
+    found = find_by_name(schedule, items, "schedule", "SCHEDULE")
+    return found["name"] if found else schedule
 
 
 @schedule_app.command("pause")
@@ -217,7 +241,9 @@ def delete(
 
 @runs_app.command("list")
 def runs_list(
-    schedule: Annotated[str | None, typer.Option(help="Only the runs of this schedule")] = None,
+    schedule: Annotated[
+        str | None, typer.Option(help="Only the runs of this schedule (ID or display name)")
+    ] = None,
     project: ProjectOption = None,
     region: RegionOption = None,
     home: HomeOption = None,
@@ -225,6 +251,10 @@ def runs_list(
     """List pipeline runs, newest first."""
     # Through REST (vertexkit/cli/vertex_rest.py): neither kfp nor the aiplatform SDK is imported.
     with rest_for_command(project, region, home) as vertex:
+        if schedule:  # an ID, resource name or (unique) display name
+            schedules = vertex.list(f"{vertex.parent}/schedules", "schedules")
+            found = find_by_name(schedule, schedules, "schedule", "--schedule")
+            schedule = found["name"] if found else schedule
         query = {"filter": _schedule_filter(vertex.parent, schedule)} if schedule else None
         table = Table("state", "created", "ended")
         table.add_column("run", no_wrap=True)
