@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 
 USER_ERROR_EXIT = 2
 BUG_EXIT = 1
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 
 # typer >= 0.22 vendors click and older ones re-export it: find the base class either way.
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -141,6 +142,9 @@ class VertexkitGroup(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
             raise
+        except KeyboardInterrupt:  # a verb with no more to say (`vertexkit run` says more)
+            Console(stderr=True, soft_wrap=True, highlight=False).print("interrupted")
+            raise typer.Exit(INTERRUPTED_EXIT) from None
         except Exception as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # a group without a verb: its help
                 raise
