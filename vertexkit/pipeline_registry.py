@@ -67,4 +67,8 @@ def short_name(name_or_ref: str) -> str:
     pipeline from it. Anything else (a pipeline's name itself) stays as given."""
     if name_or_ref in BUILTIN_PIPELINES or ":" not in name_or_ref:
         return name_or_ref
-    return str(getattr(resolve(name_or_ref), "name", "") or name_or_ref.rpartition(":")[2])
+    try:
+        named = str(getattr(resolve(name_or_ref), "name", "") or "")
+    except PipelineNotFound:  # a ref only named (a KFP request built offline): its function
+        named = ""
+    return named or name_or_ref.rpartition(":")[2].removesuffix("_pipeline") or name_or_ref

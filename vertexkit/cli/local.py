@@ -158,7 +158,7 @@ def cache(
         raise UserError(env_cache.LIMIT_ENV, str(exc).split(": ", 1)[-1]) from None
     if clear:
         removed, kept = env_cache.clear(root)
-        console.print(f"removed {len(removed)} trainer environment(s) from {root}")
+        console.print(f"removed {len(removed)} trainer environment(s) from {root}", soft_wrap=True)
         for path in kept:
             console.print(f"kept {path.name}: a running process uses it")
         return
@@ -167,7 +167,8 @@ def cache(
     bound = f"limit {keep}" if keep else "no limit"
     console.print(
         f"{root}: {len(envs)} trainer environment(s), {_size_text(sum(sizes.values()))} "
-        f"({bound}; {env_cache.LIMIT_ENV})"
+        f"({bound}; {env_cache.LIMIT_ENV})",
+        soft_wrap=True,
     )
     if not envs:
         return
