@@ -173,7 +173,7 @@ def page(
     size = min(size, MAX_PAGE_SIZE)
     terms = parse_filter(filter_text, fields)
     chosen = [item for item in items if matches(item, terms, fields)]
-    chosen = _sorted(chosen, sort_by, fields, id_key)
+    chosen = _sorted(chosen, sort_by, fields)
     body: dict[str, Any] = {key: chosen[offset : offset + size], "total_size": len(chosen)}
     if offset + size < len(chosen):
         state = {"offset": offset + size, "sort_by": sort_by, "filter": filter_text}
@@ -185,7 +185,7 @@ def page(
     return body
 
 
-def _sorted(items: list[Item], sort_by: str, fields: Fields, id_key: str) -> list[Item]:
+def _sorted(items: list[Item], sort_by: str, fields: Fields) -> list[Item]:
     words = sort_by.split()
     if len(words) > 2 or (len(words) == 2 and words[1] not in ("asc", "desc")):
         raise invalid(f'sort_by: {sort_by!r}; use "field", "field asc" or "field desc"')
@@ -195,14 +195,19 @@ def _sorted(items: list[Item], sort_by: str, fields: Fields, id_key: str) -> lis
             f"sort_by: {field!r} is not a field to sort on (allowed: {', '.join(sorted(fields))})"
         )
     descending = len(words) == 2 and words[1] == "desc"
+    # ties in creation order (the items come as they were stored; created_at has one-second
+    # resolution, as KFP stores it)
+    order = {id(item): index for index, item in enumerate(items)}
 
     def key(item: Item) -> tuple:
         value = fields[field](item)
-        return (value is not None, value if value is not None else 0, str(item.get(id_key)))
+        if value is not None and not isinstance(value, (int, str)):
+            value = str(value)
+        return (value is not None, value if value is not None else 0, order[id(item)])
 
     try:
         return sorted(items, key=key, reverse=descending)
-    except TypeError:
+    except TypeError:  # a column holding numbers and strings: compared as text
         return sorted(
-            items, key=lambda i: (str(fields[field](i)), str(i.get(id_key))), reverse=descending
+            items, key=lambda i: (str(fields[field](i)), order[id(i)]), reverse=descending
         )
