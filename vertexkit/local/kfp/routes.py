@@ -36,6 +36,7 @@ from vertexkit.local.kfp.errors import (
     FAILED_PRECONDITION,
     INVALID_ARGUMENT,
     NOT_FOUND,
+    UNIMPLEMENTED,
     KfpError,
     already_exists,
     failed_precondition,
@@ -196,6 +197,9 @@ class KfpService(Lifecycle):
                 set(),
             ),
         ]
+        # Methods of the API that the local cloud answers 501 UNIMPLEMENTED, each with its reason.
+        for method, template, reason in NOT_SERVED:
+            table.append((method, template, _refuser(reason), set()))
         for method, template, handler, query in table:
             pattern = re.escape(PREFIX + template)
             pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/:]+)", pattern)
@@ -211,7 +215,7 @@ class KfpService(Lifecycle):
                 )
             chosen = [r for r in matched if r[0] == request.method]
             if not chosen:
-                raise KfpError(12, f"{request.method} is not allowed on {path}")
+                raise KfpError(UNIMPLEMENTED, f"{request.method} is not allowed on {path}")
             _, pattern, handler, allowed = chosen[0]
             query = dict(request.query_params)
             fields.check_query(query, allowed)
@@ -932,6 +936,39 @@ class KfpService(Lifecycle):
             self._set(name, error={"code": exc.code, "message": exc.message, "details": []})
             return []
         return [run["run_id"]]
+
+
+NOT_SERVED = (
+    (
+        "PATCH",
+        "/pipelines/{pipeline_id}",
+        "UpdatePipeline is not served locally: upload a new version instead",
+    ),
+    (
+        "PATCH",
+        "/pipelines/{pipeline_id}/versions/{version_id}",
+        "UpdatePipelineVersion is not served locally: upload a new version instead",
+    ),
+    ("GET", "/auth", "AuthService: the local KFP API runs single-user, with no authorization"),
+    (
+        "POST",
+        "/visualizations/{namespace}",
+        "VisualizationService needs the KFP visualization server, which the local cloud lacks",
+    ),
+    ("POST", "/workflows", "ReportService is the KFP persistence agent's; nothing local reports"),
+    (
+        "POST",
+        "/scheduledworkflows",
+        "ReportService is the KFP persistence agent's; nothing local reports",
+    ),
+)
+
+
+def _refuser(reason: str) -> Handler:
+    def refuse(_: KfpRequest) -> Resource:
+        raise KfpError(UNIMPLEMENTED, reason)
+
+    return refuse
 
 
 def _tags(query: dict[str, str]) -> Resource:
