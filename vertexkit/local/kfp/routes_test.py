@@ -22,6 +22,7 @@ import pytest
 from kfp import compiler, dsl
 
 from vertexkit.local import LocalCloud
+from vertexkit.local.kfp import triggers
 
 RUNTIME_STATES = {
     "PENDING",
@@ -353,3 +354,106 @@ def test_every_field_is_honoured_or_refused_by_name(client: kfp.Client, packages
     with pytest.raises(kfp_server_api.ApiException) as unknown:
         client.list_runs(page_size=-1)
     assert error_of(unknown)["code"] == 3
+
+
+def test_experiments_archive_with_their_runs(client: kfp.Client, packages: dict) -> None:
+    experiment = client.create_experiment("to-archive", description="kept")
+    with pytest.raises(kfp_server_api.ApiException) as taken:  # unique in its namespace
+        client._experiment_api.experiment_service_create_experiment(
+            experiment={"display_name": "to-archive"}
+        )
+    assert taken.value.status == 409 and error_of(taken)["code"] == 6
+    run = client.run_pipeline(experiment.experiment_id, "in it", packages["add"])
+    wait(client, run.run_id)
+    client.archive_experiment(experiment.experiment_id)
+    assert client.get_experiment(experiment.experiment_id).storage_state == "ARCHIVED"
+    assert client.get_run(run.run_id).storage_state == "ARCHIVED"
+    with pytest.raises(kfp_server_api.ApiException) as archived:
+        client.run_pipeline(experiment.experiment_id, "too late", packages["add"])
+    assert error_of(archived)["code"] == 9
+    client.unarchive_experiment(experiment.experiment_id)
+    client.delete_experiment(experiment.experiment_id)
+    assert client.get_run(run.run_id).experiment_id == experiment.experiment_id  # runs stay
+    names = [e.display_name for e in client.list_experiments(page_size=200).experiments]
+    assert "to-archive" not in names and "Default" in names
+
+
+def test_catch_up_and_concurrency_follow_the_clock(
+    client: kfp.Client, local_cloud: LocalCloud, packages: dict
+) -> None:
+    """The firing rules, on a clock the test moves: missed times fire oldest first with
+    catch-up, only the latest without; a due time waits while max_concurrency runs are active."""
+    service = local_cloud.kfp
+    start = time.time()
+    now = [start]
+    service.clock = lambda: now[0]
+    experiment = client.create_experiment("clocked")
+    try:
+        every_minute = {"cron_expression": "0 * * * * *", "max_concurrency": 10}
+        catching_up = client.create_recurring_run(
+            experiment.experiment_id,
+            "catching up",
+            pipeline_package_path=packages["add"],
+            no_catchup=False,
+            **every_minute,
+        )
+        latest_only = client.create_recurring_run(
+            experiment.experiment_id,
+            "latest only",
+            pipeline_package_path=packages["add"],
+            no_catchup=True,
+            **every_minute,
+        )
+        waiting = client.create_recurring_run(
+            experiment.experiment_id,
+            "one at a time",
+            interval_second=10,
+            max_concurrency=1,
+            pipeline_package_path=packages["nap"],
+            no_catchup=False,
+        )
+        now[0] = start + 185  # three minutes and more later
+        service.tick()
+
+        def fired(recurring: kfp_server_api.V2beta1RecurringRun) -> list:
+            mine = json.dumps(
+                {
+                    "predicates": [
+                        {
+                            "operation": "EQUALS",
+                            "key": "recurring_run_id",
+                            "string_value": recurring.recurring_run_id,
+                        }
+                    ]
+                }
+            )
+            return client.list_runs(filter=mine, sort_by="scheduled_at").runs or []
+
+        caught = fired(catching_up)
+        assert len(caught) == 3
+        times = [run.scheduled_at for run in caught]
+        assert times == sorted(times) and all(t.second == 0 for t in times)
+        assert len(fired(latest_only)) == 1
+        [napping] = fired(waiting)  # 18 due times; the first is active, the rest wait
+        client.disable_recurring_run(catching_up.recurring_run_id)
+        client.disable_recurring_run(latest_only.recurring_run_id)
+        client.terminate_run(napping.run_id)
+        wait_for_state(client, napping.run_id, {"CANCELED"})
+        service.tick()
+        assert len(fired(waiting)) == 2  # a slot freed: the next due time fires
+        for run in [*caught, *fired(latest_only)]:
+            wait(client, run.run_id)
+    finally:
+        for recurring in (
+            client.list_recurring_runs(
+                experiment_id=experiment.experiment_id, page_size=200
+            ).recurring_runs
+            or []
+        ):
+            client.delete_recurring_run(recurring.recurring_run_id)
+        service.clock = triggers.utc_now
+        for run in (
+            client.list_runs(experiment_id=experiment.experiment_id, page_size=200).runs or []
+        ):
+            if run.state not in {"SUCCEEDED", "FAILED", "CANCELED"}:
+                client.terminate_run(run.run_id)
