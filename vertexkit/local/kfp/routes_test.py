@@ -19,6 +19,7 @@ from pathlib import Path
 import kfp
 import kfp_server_api
 import pytest
+import requests
 from kfp import compiler, dsl
 
 from vertexkit.local import LocalCloud
@@ -174,6 +175,10 @@ def test_create_run_from_pipeline_func(client: kfp.Client, local_cloud: LocalClo
     )
     [job] = list(jobs)
     assert job.state.name == "PIPELINE_STATE_SUCCEEDED"
+    listed = requests.get(f"{local_cloud.url}/console/pipelines", timeout=30).text
+    assert job.name.rsplit("/", 1)[-1] in listed  # beside every other pipeline job
+    page = requests.get(f"{local_cloud.url}/console/{job.name}", timeout=30).text
+    assert f'href="/apis/v2beta1/runs/{done.run_id}"' in page
 
 
 def test_create_run_from_pipeline_package(client: kfp.Client, packages: dict) -> None:
