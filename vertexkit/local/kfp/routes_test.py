@@ -462,3 +462,22 @@ def test_catch_up_and_concurrency_follow_the_clock(
         ):
             if run.state not in {"SUCCEEDED", "FAILED", "CANCELED"}:
                 client.terminate_run(run.run_id)
+
+
+def test_vertexkit_schedule_kfp_host_creates_a_recurring_run_here(
+    client: kfp.Client, local_cloud: LocalCloud, packages: dict, tmp_path: Path
+) -> None:
+    """`vertexkit schedule NAME --kfp-host URL`'s request (`scheduling.create_kfp`), answered by
+    the local KFP API: the cron in KFP's six-field dialect, the concurrency as given."""
+    from vertexkit import scheduling
+
+    timing = scheduling.Timing(cron="*/5 * * * *", max_concurrent_run_count=2)
+    recurring, note = scheduling.create_kfp(
+        local_cloud.url, "add", Path(packages["add"]).read_text(), {"a": 3}, timing, tmp_path
+    )
+    assert "'0 */5 * * * *'" in note
+    stored = client.get_recurring_run(recurring.recurring_run_id)
+    assert stored.trigger.cron_schedule.cron == "0 */5 * * * *"
+    assert stored.max_concurrency == "2" and stored.status == "ENABLED" and stored.no_catchup
+    assert stored.runtime_config.parameters == {"a": 3}
+    client.delete_recurring_run(recurring.recurring_run_id)
