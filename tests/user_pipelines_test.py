@@ -304,7 +304,8 @@ def refuse_empty(rows: int) -> int:
 
 @dsl.container_component
 def shell_step():
-    return dsl.ContainerSpec(image="alpine:3.20", command=["echo"], args=["hi"])
+    # a program that does not exist here: refused before the first task (task_handler)
+    return dsl.ContainerSpec(image="alpine:3.20", command=["/opt/app/step"], args=["hi"])
 
 
 @dsl.pipeline(name="gcpc-custom-job")
