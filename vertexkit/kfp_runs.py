@@ -22,10 +22,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import urllib3
 import yaml
 
 from vertexkit.pipeline_registry import short_name
 
+# What a host that does not answer raises: urllib3's retries given up, a refused connection,
+# kfp.Client's own healthz wait.
+KFP_UNREACHABLE: tuple[type[BaseException], ...] = (
+    urllib3.exceptions.HTTPError,
+    OSError,
+    TimeoutError,
+)
 KFP_TERMINAL = {"SUCCEEDED", "FAILED", "SKIPPED", "CANCELED"}
 TO_VERTEX_STATE = {"CANCELED": "CANCELLED", "CANCELING": "CANCELLING"}
 
@@ -47,6 +55,21 @@ class KfpRun:
         start = parse_time(self.run.get("created_at"))
         end = parse_time(self.run.get("finished_at"))
         return (end - start).total_seconds() if start and end else 0.0
+
+
+def kfp_api_error() -> type[Exception]:
+    import kfp_server_api
+
+    return kfp_server_api.ApiException
+
+
+def api_error_message(exc: Exception) -> str:
+    """The KFP error body's message (`{error, code, message, details}`), else the status."""
+    body = getattr(exc, "body", None) or ""
+    try:
+        return str(json.loads(body).get("message") or body)
+    except (ValueError, AttributeError):
+        return f"HTTP {getattr(exc, 'status', '?')} {getattr(exc, 'reason', '')}".strip()
 
 
 def client(host: str, namespace: str | None = None, token: str | None = None) -> Any:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from vertexkit import pipeline_registry, trainer_staging
 from vertexkit.cli import early_cloud
-from vertexkit.cli.errors import UserError, fail, plain_console
+from vertexkit.cli.errors import UserError, fail, one_line, plain_console
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -288,6 +288,10 @@ def _run_on_kfp(
         )
     except PipelineJobFailed as exc:
         fail(f"pipeline {name!r} {exc}")
+    except kfp_runs.KFP_UNREACHABLE as exc:
+        fail(f"cannot reach the KFP API at {host}: {one_line(str(exc))[:300]}", "--kfp-host")
+    except kfp_runs.kfp_api_error() as exc:
+        fail(f"the KFP API at {host} refused: {kfp_runs.api_error_message(exc)}", "--kfp-host")
     if wait:
         summarize_kfp(console, run, runner.effective_values(pipeline_yaml, values))
 

@@ -81,3 +81,17 @@ def test_vertex_needs_project_and_pipeline_root() -> None:
     result = CliRunner().invoke(app, ["run", "training", "--vertex"])
     assert result.exit_code == 2
     assert "--vertex needs --project and --pipeline-root" in " ".join(result.output.split())
+
+
+def test_kfp_host_refusals_name_the_option() -> None:
+    both = CliRunner().invoke(app, ["run", "training", "--vertex", "--kfp-host", "http://h"])
+    assert both.exit_code == 2 and "choose one target" in both.output
+    root = CliRunner().invoke(
+        app, ["run", "training", "--kfp-host", "http://h", "--pipeline-root", "/tmp/x"]
+    )
+    assert root.exit_code == 2 and "--pipeline-root: must be gs://" in " ".join(root.output.split())
+    closed = CliRunner().invoke(app, ["run", "training", "--kfp-host", "http://127.0.0.1:9"])
+    assert closed.exit_code == 2
+    assert "--kfp-host: cannot reach the KFP API at http://127.0.0.1:9" in " ".join(
+        closed.output.split()
+    )
