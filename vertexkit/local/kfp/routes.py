@@ -804,7 +804,7 @@ class KfpService(Lifecycle):
             "runtime_config": {"parameters": parameters, "pipeline_root": root},
             "service_account": body.get("service_account", ""),
             "max_concurrency": concurrency,
-            "trigger": body["trigger"],
+            "trigger": _int64_as_text(body["trigger"]),
             "mode": "DISABLE" if mode == "DISABLE" else "ENABLE",
             "created_at": triggers.rfc3339(created),
             "updated_at": triggers.rfc3339(created),
@@ -969,6 +969,17 @@ def _refuser(reason: str) -> Handler:
         raise KfpError(UNIMPLEMENTED, reason)
 
     return refuse
+
+
+def _int64_as_text(trigger: Resource) -> Resource:
+    """int64 fields answer as JSON strings, as protojson writes them."""
+    periodic = trigger.get("periodic_schedule")
+    if periodic and periodic.get("interval_second") is not None:
+        return {
+            **trigger,
+            "periodic_schedule": {**periodic, "interval_second": str(periodic["interval_second"])},
+        }
+    return trigger
 
 
 def _tags(query: dict[str, str]) -> Resource:

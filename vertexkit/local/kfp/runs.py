@@ -44,18 +44,25 @@ def job_id(run_id: str, attempt: int) -> str:
 
 def state_of(job: Resource | None) -> str:
     if job is None:
-        return PENDING
+        return FAILED  # see live_fields
     return JOB_STATE.get(job.get("state", ""), "RUNTIME_STATE_UNSPECIFIED")
 
 
 def live_fields(run_id: str, created_at: str, job: Resource | None) -> Resource:
     """What a run's answer takes from its PipelineJob: state, its history, finished_at, error,
     run_details."""
-    state = state_of(job)
     history = [{"update_time": created_at, "state": PENDING}]
+    if job is None:  # its job is made before the run is stored: someone deleted it since
+        error = {
+            "code": 5,
+            "message": f"the run's PipelineJob (ID kfp-{run_id}...) was deleted "
+            "through the Vertex AI API",
+            "details": [],
+        }
+        history.append({"update_time": created_at, "state": FAILED, "error": error})
+        return {"state": FAILED, "state_history": history, "error": error}
+    state = state_of(job)
     fields: Resource = {"state": state, "state_history": history}
-    if job is None:
-        return fields
     if job.get("startTime"):
         history.append({"update_time": job["startTime"], "state": RUNNING})
     if state in TERMINAL or state == CANCELING:
