@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from vertexkit.local.errors import conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.filters import compile_filter
 from vertexkit.local.vertex.router import Handler, VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
@@ -49,6 +50,8 @@ class Recipe:
     output_only: tuple[str, ...] = OUTPUT_ONLY
     # Whether list takes `filter`: some v1 lists (persistent resources, pools) have only paging.
     filterable: bool = True
+    # The create operation's notes on fields with no local effect (core/fields.py).
+    notes: Callable[[Resource], list[str]] | None = None
 
 
 def snake_to_camel(path: str) -> str:
@@ -95,9 +98,11 @@ class StandardMethods:
             raise conflict(f'{self.kind.kind} "{name}" already exists.')
         resource = self.insert(name, body)
         if self.kind.create_operation:
-            return self.backend.operations.run_now(
+            operation = self.backend.operations.run_now(
                 name, self.kind.create_operation, self.kind.kind, self.public(resource)
             )
+            lines = self.kind.notes(body) if self.kind.notes else []
+            return fields.noted_operation(self.store, operation, lines)
         return self.public(resource)
 
     def parsed(self, body: Resource) -> Resource:
@@ -132,6 +137,7 @@ class StandardMethods:
         if self.store.find(request.path) is None and request.query.get("allowMissing") == "true":
             return self.create_missing(request)
         current = self.store.get(request.path, kind=self.kind.kind)
+        fields.check_etag(current, request.body, self.kind.kind)
         patch = self.parsed(request.body)
         mask = [snake_to_camel(p) for p in request.query.get("updateMask", "").split(",") if p]
         updated = dict(current)

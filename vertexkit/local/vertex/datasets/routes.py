@@ -15,6 +15,7 @@ from vertexkit.local.errors import bad_request
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.datasets import sources, transfer
 from vertexkit.local.vertex.datasets.items import DatasetItems
@@ -52,9 +53,11 @@ class DatasetsArea(Lifecycle):
         name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
         dataset = {**body, "name": name, "createTime": now, "updateTime": now, "etag": now}
         self.store.insert(COLLECTION, name, dataset)
-        return self.backend.operations.run_now(
+        operation = self.backend.operations.run_now(
             name, "CreateDatasetOperationMetadata", KIND, dataset
         )
+        lines = fields.notes(body, fields.DATASET_NOTES, "dataset")
+        return fields.noted_operation(self.store, operation, lines)
 
     def get(self, request: VertexRequest) -> dict[str, Any]:
         return self.store.get(request.path, kind=KIND)
@@ -78,6 +81,7 @@ class DatasetsArea(Lifecycle):
                 f"updateMask: {', '.join(unknown) or 'required'}; updatable fields are "
                 "display_name, labels, description"
             )
+        fields.check_etag(current, request.body, KIND)
         updated = dict(current)
         apply_update_mask(updated, paths, PATCHABLE, patch)
         validate_metadata(updated, "")

@@ -17,6 +17,7 @@ from typing import Any
 from vertexkit.local.errors import bad_request
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.fields import check_etag
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
@@ -72,6 +73,7 @@ class DatasetVersions:
                 f"updateMask: {request.query.get('updateMask') or 'required'}; the updatable "
                 "field is display_name."
             )
+        check_etag(current, request.body, KIND)  # after the mask: the request is checked first
         updated = {**current, "displayName": patch.get("displayName", "")}
         updated["updateTime"] = updated["etag"] = now_rfc3339()
         return self.store.put(request.path, updated)

@@ -23,6 +23,7 @@ from typing import Any
 from vertexkit import specs
 from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.fields import check_etag
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry import dispositions as fields
 from vertexkit.local.vertex.registry.filters import compile_filter
@@ -159,6 +160,7 @@ class EndpointRegistry:
         fields.check_refused(patch, fields.ENDPOINT_REFUSED, "endpoint")
         with self.lock:
             endpoint = self.get(name)
+            check_etag(endpoint, body, "Endpoint")
             if "traffic_split" in paths or "trafficSplit" in paths:
                 ids = [deployed["id"] for deployed in endpoint.get("deployedModels") or []]
                 check_split(patch.get("trafficSplit") or {}, ids, name)

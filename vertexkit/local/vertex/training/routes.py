@@ -23,6 +23,7 @@ from vertexkit.local.vertex.jobs.verbs import (
 )
 from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.router import VertexRequest
+from vertexkit.local.vertex.studies.optimizer import starting_point
 from vertexkit.local.vertex.training import models, responses
 from vertexkit.local.vertex.training.dispositions import check_references, log_notes
 from vertexkit.local.vertex.training.execution import Executor
@@ -44,6 +45,14 @@ def validate_request(request: VertexRequest, body: dict[str, Any]) -> None:
 def require(body: dict[str, Any], key: str) -> None:
     if not body.get(key):
         raise bad_request(f"{key}: is required")
+
+
+# ParameterSpec.*ValueSpec.defaultValue (REST reference): "Currently only supported by the Vertex
+# AI Vizier service. Not supported by HyperparameterTuningJob or TrainingPipeline."
+DEFAULTS_NOT_READ = (
+    "studySpec.parameters: a defaultValue is set: no local effect; a tuning job does not start "
+    "from it (on Vertex neither: only a Vizier Study does)"
+)
 
 
 class TrainingArea(Lifecycle):
@@ -92,6 +101,8 @@ class TrainingArea(Lifecycle):
         # Said once for the tuning job (its trials share the spec): tuning.py runs the trials.
         job_log = JobLog(self.executor.root / job["name"].rsplit("/", 1)[1])
         log_notes(job["trialJobSpec"], job_log, job)
+        if starting_point(job["studySpec"]):
+            job_log(DEFAULTS_NOT_READ)
         self.executor.submit(
             job["name"], lambda control: TuningRun(self.executor, job, control).run()
         )
