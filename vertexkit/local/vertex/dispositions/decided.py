@@ -23,7 +23,7 @@ from vertexkit.local.vertex.training import dispositions as job_fields
 STOPPING = "training/tuning.py and training/early_stopping.py on the trials' measurements"
 CONVEX = "refused (specs/study.py): the autoregressive convex rule is not run locally"
 PROBE = "run against the local server process (registry/serving.py), Kubernetes timing"
-ONE_SERVER = "noted in the deploy operation (one local server per deployed model)"
+ONE_SERVER = "noted in the deploy operation (no autoscaling: minReplicaCount servers run, never more)"
 
 # fmt: off
 OWN: dict[tuple[str, str], Disposition] = {
@@ -43,7 +43,8 @@ OWN: dict[tuple[str, str], Disposition] = {
                      "max_duration_no_progress")},
     ("ModelContainerSpec", "ports"): honoured("AIP_HTTP_PORT is ports[0] when free on 127.0.0.1, else the deploy fails (registry/serving.py)"),
     ("ModelContainerSpec", "startup_probe"): honoured(f"a failing one fails the deploy; {PROBE}"),
-    ("ModelContainerSpec", "health_probe"): honoured(f"checked at deploy; {PROBE}"),
+    ("ModelContainerSpec", "health_probe"): honoured(f"checked at deploy, then every periodSeconds: failureThreshold failures make predictions 503 UNAVAILABLE until it passes (serving.py _watch_health); {PROBE}"),
+    ("DedicatedResources", "min_replica_count"): honoured("a custom container runs that many servers, each prediction to the next ready one (registry/endpoints.py replica_count, serving.py ReplicaSet); a prebuilt model is one model process, noted in the deploy operation"),
     ("ModelContainerSpec", "liveness_probe"): no_local_effect("noted in the deploy operation: not re-run after deploy"),
     ("ModelContainerSpec", "shared_memory_size_mb"): no_local_effect("noted in the deploy operation: a local process has the machine's shared memory"),
     ("ModelContainerSpec", "deployment_timeout"): honoured("the deploy fails after it (registry/endpoints.py)"),
