@@ -351,10 +351,9 @@ def test_max_concurrent_active_run_count_skips_a_time_that_finds_its_runs_active
     client = schedule_client(cloud)
     parent = cloud.context().parent
     asked = f"{parent}/schedules/mine"
-    created = client.create_schedule(
-        parent=parent,
-        schedule=gapic_schedule(template, name=asked, maxConcurrentActiveRunCount="1"),
-    )
+    schedule = gapic_schedule(template, name=asked, maxConcurrentActiveRunCount="1")
+    schedule.create_pipeline_job_request.pipeline_job_id = "nightly"  # each run's ID prefix
+    created = client.create_schedule(parent=parent, schedule=schedule)
     assert created.name != asked and "/schedules/" in created.name
     scheduler = area_of(cloud).scheduler
     clock.advance(5)
@@ -362,8 +361,8 @@ def test_max_concurrent_active_run_count_skips_a_time_that_finds_its_runs_active
     clock.advance(5)
     assert scheduler.tick() == []  # its first run is still active
     assert client.get_schedule(name=created.name).started_run_count == 1
-    schedule = aiplatform.PipelineJobSchedule.get(created.name)
-    wait_for_runs(schedule, 1)
+    runs = wait_for_runs(aiplatform.PipelineJobSchedule.get(created.name), 1)
+    assert runs[0].resource_name.rsplit("/", 1)[1].startswith("nightly-")
 
 
 def test_a_notebook_schedule_is_refused(cloud: LocalCloud, template: str) -> None:

@@ -143,8 +143,11 @@ def test_pipeline_job_notes_go_to_its_job_log(
     # PipelineJob.preflightValidations and reservedIpRanges (REST reference): component checks
     # before creation, VPC ranges for the job's workloads; neither changes a local run.
     client = pipeline_client(cloud_context)
+    # PipelineJob.templateUri: "A template uri from where the PipelineJob.pipeline_spec, if
+    # empty, will be downloaded"; stored and answered back beside the spec sent.
+    template = "https://us-central1-kfp.pkg.dev/p/repo/field-decisions/v1"
     body = pipeline_job(pipeline_spec, {"parameterValues": {"x": 2}}, preflightValidations=True,
-                        reservedIpRanges=["vertex-range"])  # fmt: skip
+                        reservedIpRanges=["vertex-range"], templateUri=template)  # fmt: skip
     job = client.create_pipeline_job(
         parent=cloud_context.parent, pipeline_job=aiplatform_v1.PipelineJob.from_json(json.dumps(body))
     )
@@ -152,6 +155,7 @@ def test_pipeline_job_notes_go_to_its_job_log(
     log = (area.runner.jobs_home / job.name.rsplit("/", 1)[1] / "job.log").read_text()
     assert "pipelineJob.reservedIpRanges: no local effect" in log
     assert "pipelineJob.preflightValidations: no local effect" in log
+    assert client.get_pipeline_job(name=job.name).template_uri == template
 
 
 # -- batch prediction, training pipelines, tuning ------------------------------------------------
@@ -239,3 +243,28 @@ def test_a_persistent_resource_s_ip_ranges_are_noted(cloud_context: CloudContext
     assert any(n.startswith("persistentResource.reservedIpRanges: no local effect")
                for n in notes_of(operation))  # fmt: skip
 
+
+
+def test_metadata_fields_are_stored_and_answered_back(cloud_context: CloudContext) -> None:
+    # Artifact.uri/state/metadata, Execution.state/metadata, Context.metadata (REST reference:
+    # each describes the node; Vertex keeps what was sent). A name in the body is not the
+    # node's name: Vertex names it from its parent and the contextId parameter.
+    client = cloud_context._gapic(aiplatform_v1.MetadataServiceClient)
+    store = f"{cloud_context.parent}/metadataStores/default"
+    artifact = client.create_artifact(parent=store, artifact=aiplatform_v1.Artifact(
+        schema_title="system.Dataset", uri="gs://b/data.csv", state="LIVE",
+        metadata={"rows": 3.0, "source": "test"}))  # fmt: skip
+    got = client.get_artifact(name=artifact.name)
+    assert (got.uri, got.state.name, dict(got.metadata)) == ("gs://b/data.csv", "LIVE", {"rows": 3.0, "source": "test"})
+    execution = client.create_execution(parent=store, execution=aiplatform_v1.Execution(
+        schema_title="system.ContainerExecution", state="RUNNING", metadata={"step": 1.0}))  # fmt: skip
+    got_execution = client.get_execution(name=execution.name)
+    assert (got_execution.state.name, dict(got_execution.metadata)) == ("RUNNING", {"step": 1.0})
+    context = client.create_context(parent=store, context_id="named-by-id", context=aiplatform_v1.Context(
+        name=f"{store}/contexts/named-in-body", schema_title="system.ContextType", metadata={"k": "v"}))  # fmt: skip
+    assert context.name.endswith("/contexts/named-by-id")
+    assert dict(client.get_context(name=context.name).metadata) == {"k": "v"}
+    schema = client.create_metadata_schema(parent=store, metadata_schema=aiplatform_v1.MetadataSchema(
+        schema_version="0.0.1", schema="title: test.Thing\ntype: object\n", schema_type="ARTIFACT_TYPE"))  # fmt: skip
+    got_schema = client.get_metadata_schema(name=schema.name)
+    assert (got_schema.schema, got_schema.schema_type.name) == ("title: test.Thing\ntype: object\n", "ARTIFACT_TYPE")

@@ -165,6 +165,8 @@ REST: dict[tuple[str, str], Disposition] = {
     ("Schedule", "max_run_count"): honoured(f"COMPLETED once that many runs started ({SCHEDULER})"),
     ("Schedule", "max_concurrent_run_count"): honoured(f"a due time finding that many runs active is skipped, or waits with allowQueueing ({SCHEDULER})"),
     ("Schedule", "max_concurrent_active_run_count"): honoured(f"no more runs active at once (scheduler.py run_limit; {SCHEDULER})"),
+    ("CreatePipelineJobRequest", "pipeline_job_id"): honoured(f"the prefix of each run's ID, <id>-<yyyymmddhhmmss> (pipelines/routes.py; {SCHEDULER})"),
+    ("CreatePipelineJobRequest", "parent"): honoured("where each run is created (pipelines/routes.py _start_scheduled_run)"),
     ("Schedule", "allow_queueing"): honoured(f"due times wait for a free run slot, in order ({SCHEDULER})"),
     # -- persistent resources
     **{("RaySpec", f): refused("its raySpec is refused (persistent_resources/rules.py): no Ray here")

@@ -334,7 +334,9 @@ class PipelinesArea(Lifecycle):
         request = schedule["createPipelineJobRequest"]
         job = dict(request.get("pipelineJob") or {})
         pipeline_name = job.get("pipelineSpec", {}).get("pipelineInfo", {}).get("name", "run")
-        job_id = f"{_slug(pipeline_name)}-{moment.strftime('%Y%m%d%H%M%S')}"
+        # Every run needs an ID of its own: a pipelineJobId the request names is their prefix.
+        prefix = request.get("pipelineJobId") or _slug(pipeline_name)
+        job_id = f"{prefix}-{moment.strftime('%Y%m%d%H%M%S')}"
         parent = request.get("parent") or schedule["name"].rsplit("/schedules/", 1)[0]
         if self.store.find(f"{parent}/pipelineJobs/{job_id}"):
             job_id += f"-{self.store.next_counter(job_id)}"
@@ -422,6 +424,12 @@ def validate_schedule(schedule: Resource, now: datetime, creating: bool = True) 
     if not request or not request.get("pipelineJob"):
         raise bad_request("schedule.createPipelineJobRequest.pipelineJob is required")
     validate_pipeline_job(request["pipelineJob"], "schedule.createPipelineJobRequest.pipelineJob")
+    prefix = request.get("pipelineJobId") or ""
+    if prefix and not models.JOB_ID_PATTERN.match(f"{prefix}-20260101000000"):
+        raise bad_request(
+            f"schedule.createPipelineJobRequest.pipelineJobId {prefix!r} is invalid: each run's "
+            "ID is <pipelineJobId>-<yyyymmddhhmmss>, which must match [a-z][-a-z0-9]{0,127}"
+        )
     if not schedule.get("cron"):
         raise bad_request("schedule.cron is required (5 fields, optional CRON_TZ= prefix)")
     try:
