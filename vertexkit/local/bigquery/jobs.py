@@ -29,6 +29,7 @@ from vertexkit.local.bigquery import (
     script_text,
     scripting,
 )
+from vertexkit.local.bigquery.external import ExternalTables
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -64,6 +65,7 @@ class JobRunner:
         self.warehouse = warehouse
         self.storage = storage
         self.running = RunningJobs()
+        self.external = ExternalTables(self)
 
     # -- entry point --------------------------------------------------------------------------
     def run(
@@ -257,9 +259,12 @@ class JobRunner:
         if anonymous:
             self._check_before_results_dataset(project, translation, params)
         destination = self._destination(project, config, run.job) if selecting else None
+        self.external.refresh(translation.read_tables)  # files read as they are now
         with run.transaction(destination or translation.target) as cur:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
+            if translation.statement_type in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+                self.external.check_writable(cur, translation.target)
             self._check_partition_filters(cur, translation, config["query"])
             for routine in translation.routines:
                 routines.require(cur, routine)

@@ -26,6 +26,7 @@ from vertexkit.local.bigquery.dataset_resource import (
     dataset_resource,
     list_entry,
 )
+from vertexkit.local.bigquery.external import check_config
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
 from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse, _descriptions
@@ -241,13 +242,7 @@ class BigQueryService(Lifecycle):
         fields = (body.get("schema") or {}).get("fields") or []
         view = body.get("view")
         if body.get("externalDataConfiguration"):
-            # Tables over files read at query time are not modelled locally; a load job
-            # (sourceUris, autodetect) copies the same gs:// data into a native table.
-            source = str(body["externalDataConfiguration"].get("sourceFormat") or "CSV")
-            raise bad_request(
-                f"externalDataConfiguration ({source}): external tables are not supported by "
-                "the local BigQuery; load the gs:// files with a load job instead"
-            )
+            return self._insert_external(name, body)
         if not fields and not view:
             raise bad_request(
                 "schema.fields: the local BigQuery needs a schema (or a view query) to create "
@@ -277,6 +272,18 @@ class BigQueryService(Lifecycle):
             else:
                 self.warehouse.create_table(cur, name, fields, replace=False)
                 self.warehouse.touch_table(cur, name, extras)
+        return self._table_resource(name)
+
+    def _insert_external(self, name: TableName, body: dict) -> dict:
+        """A table over gs:// files (external.py): filled from them, read again when they change."""
+        check_config(body)  # before anything is created
+        extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
+        with self.warehouse.transaction(name) as cur:
+            if not self.warehouse.dataset_exists(cur, name.project, name.dataset):
+                raise not_found(f"Not found: Dataset {name.project}:{name.dataset}")
+            if self.warehouse.table_kind(cur, name):
+                raise ApiError(409, f"Already Exists: Table {name.bigquery_id}")
+            self.jobs.external.create(cur, name, body, extras)
         return self._table_resource(name)
 
     def get_table(self, params: dict, _: dict, __: dict) -> dict:

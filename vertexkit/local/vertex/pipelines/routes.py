@@ -16,13 +16,16 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.jobs.lifecycle import JobLog
 from vertexkit.local.vertex.pipelines import models, outputs, responses
 from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
+from vertexkit.specs import SpecError
 from vertexkit.specs.cron import Cron, CronError
 from vertexkit.specs.pipelines import validate_component_refs, validate_output_directory
 from vertexkit.specs.requests import (
@@ -33,6 +36,15 @@ from vertexkit.specs.requests import (
 )
 
 LOCATION = "projects/{project}/locations/{location}"
+# PipelineJob.RuntimeConfig.failurePolicy (REST reference): FAIL_SLOW, the default, runs every
+# task that can still run after a failure, as the local executor does; FAIL_FAST stops
+# scheduling new tasks at the first failure, which it does not.
+FAIL_FAST = "PIPELINE_FAILURE_POLICY_FAIL_FAST"
+NO_FAIL_FAST = (
+    "the local executor runs FAIL_SLOW (every task that can still run after a failure runs); "
+    "it cannot stop scheduling at the first failure: leave it unset or "
+    "PIPELINE_FAILURE_POLICY_FAIL_SLOW"
+)
 JOBS = LOCATION + "/pipelineJobs"
 JOB = JOBS + "/{job}"
 SCHEDULES = LOCATION + "/schedules"
@@ -106,7 +118,7 @@ class PipelinesArea(Lifecycle):
 
         Everything is checked before the record or the root bucket exists, so a refused job
         leaves nothing behind (no PENDING record that never runs)."""
-        body = protos.normalize(aiplatform_v1.PipelineJob, body)
+        body = with_legacy_parameters(protos.normalize(aiplatform_v1.PipelineJob, body))
         root_uri = validate_pipeline_job(body)
         pipeline_name = body["pipelineSpec"]["pipelineInfo"]["name"]
         job_id = job_id or _default_job_id(pipeline_name)
@@ -125,6 +137,9 @@ class PipelinesArea(Lifecycle):
         job.update(outputs.filled_fields(job, parent.split("/")[1]))
         job["jobDetail"] = outputs.run_contexts(self.store, parent, pipeline_name, job_id)
         self.store.insert(models.PIPELINE_JOBS, name, job)
+        note = JobLog(self.runner.jobs_home / job_id)  # job.log, beside the driver's log
+        for line in fields.notes(body, fields.PIPELINE_JOB_NOTES, "pipelineJob"):
+            note(line)
         job_root = self.backend.storage.gs_uri_to_path(
             f"{root_uri.rstrip('/')}/{parent.split('/')[1]}/{job_id}"
         )
@@ -319,7 +334,9 @@ class PipelinesArea(Lifecycle):
         request = schedule["createPipelineJobRequest"]
         job = dict(request.get("pipelineJob") or {})
         pipeline_name = job.get("pipelineSpec", {}).get("pipelineInfo", {}).get("name", "run")
-        job_id = f"{_slug(pipeline_name)}-{moment.strftime('%Y%m%d%H%M%S')}"
+        # Every run needs an ID of its own: a pipelineJobId the request names is their prefix.
+        prefix = request.get("pipelineJobId") or _slug(pipeline_name)
+        job_id = f"{prefix}-{moment.strftime('%Y%m%d%H%M%S')}"
         parent = request.get("parent") or schedule["name"].rsplit("/schedules/", 1)[0]
         if self.store.find(f"{parent}/pipelineJobs/{job_id}"):
             job_id += f"-{self.store.next_counter(job_id)}"
@@ -337,7 +354,10 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
     if not spec.get("root", {}).get("dag"):
         raise bad_request(f"{field}.pipelineSpec.root.dag is required: is this a pipeline spec?")
     validate_metadata(job, field, display_name_required=False)
+    fields.check_refused(job, fields.PIPELINE_JOB_REFUSED, field)
     runtime = job.get("runtimeConfig", {})
+    if runtime.get("failurePolicy") == FAIL_FAST:
+        raise SpecError(f"{field}.runtimeConfig.failurePolicy", NO_FAIL_FAST)
     root = runtime.get("gcsOutputDirectory") or spec.get("defaultPipelineRoot") or ""
     if not root:
         raise bad_request(
@@ -354,6 +374,28 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
         f"{field}.runtimeConfig.parameterValues",
     )
     return root
+
+
+def with_legacy_parameters(job: Resource) -> Resource:
+    """`runtimeConfig.parameters` (deprecated, for specs of schemaVersion 2.0.0 and lower) as
+    the `parameterValues` it stands for; a name in both keeps its parameterValues value."""
+    runtime = job.get("runtimeConfig") or {}
+    legacy = runtime.get("parameters") or {}
+    if not legacy:
+        return job
+    values = {name: _legacy_value(value) for name, value in legacy.items()}
+    runtime = {**runtime, "parameterValues": {**values, **(runtime.get("parameterValues") or {})}}
+    runtime.pop("parameters")
+    return {**job, "runtimeConfig": runtime}
+
+
+def _legacy_value(value: dict[str, Any]) -> Any:
+    # aiplatform_v1.Value: int64 travels as a JSON string, as proto3 JSON writes it.
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    return value.get("stringValue", "")
 
 
 def _validate_root_bucket(root: str, field: str) -> None:
@@ -380,6 +422,12 @@ def validate_schedule(schedule: Resource, now: datetime, creating: bool = True) 
     if not request or not request.get("pipelineJob"):
         raise bad_request("schedule.createPipelineJobRequest.pipelineJob is required")
     validate_pipeline_job(request["pipelineJob"], "schedule.createPipelineJobRequest.pipelineJob")
+    prefix = request.get("pipelineJobId") or ""
+    if prefix and not models.JOB_ID_PATTERN.match(f"{prefix}-20260101000000"):
+        raise bad_request(
+            f"schedule.createPipelineJobRequest.pipelineJobId {prefix!r} is invalid: each run's "
+            "ID is <pipelineJobId>-<yyyymmddhhmmss>, which must match [a-z][-a-z0-9]{0,127}"
+        )
     if not schedule.get("cron"):
         raise bad_request("schedule.cron is required (5 fields, optional CRON_TZ= prefix)")
     try:
