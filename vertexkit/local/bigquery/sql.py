@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import re
 import threading
 from collections.abc import Callable
@@ -139,7 +140,7 @@ def translate(
     if hit is not None and all(
         (column_types(name) if column_types else {}) == types for name, types in hit[1].items()
     ):
-        return copy.deepcopy(hit[0])
+        return _fresh_copy(hit[0])
     asked: dict[TableName, dict[str, str]] = {}
 
     def recorded(name: TableName) -> dict[str, str]:
@@ -148,10 +149,22 @@ def translate(
 
     translation = _translate(sql, project, default_dataset, recorded, scope)
     with _cache_lock:
-        _cache[key] = (copy.deepcopy(translation), asked)
+        _cache[key] = (_fresh_copy(translation), asked)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return translation
+
+
+def _fresh_copy(translation: Translation) -> Translation:
+    """A copy whose containers the caller may change (a deepcopy was 0.15 ms)."""
+    return dataclasses.replace(
+        translation,
+        read_tables=list(translation.read_tables),
+        columns_read=None if translation.columns_read is None else set(translation.columns_read),
+        information_schema=list(translation.information_schema),
+        routines=list(translation.routines),
+        table_options=copy.deepcopy(translation.table_options) if translation.table_options else {},
+    )
 
 
 def _translate(
