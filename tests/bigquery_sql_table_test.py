@@ -1,4 +1,4 @@
-"""One test per row of the README's "GoogleSQL on the local BigQuery" table, through the real
+"""One test per row of docs/googlesql.md's "GoogleSQL on the local BigQuery" table, through the real
 client. Rows marked unsupported must fail loudly (BadRequest), never answer wrong."""
 
 from __future__ import annotations

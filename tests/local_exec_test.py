@@ -20,6 +20,7 @@ UNREACHABLE_PROXY = "http://127.0.0.1:9"
 CLOUD_VARIABLES = (
     "VERTEX_AI_EMULATOR_HOST",
     "BIGQUERY_EMULATOR_HOST",
+    "BIGQUERY_STORAGE_EMULATOR_HOST",
     "STORAGE_EMULATOR_HOST",
     "GOOGLE_CLOUD_PROJECT",
     "VERTEXKIT_HOME",
@@ -56,7 +57,7 @@ def test_user_sdk_code_runs_on_the_local_cloud_and_nothing_reaches_google(
 ) -> None:
     done, connections = run_under_local_exec("sdk_defaults_user.py", tmp_path)
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert "7 passed" in done.stdout, done.stdout[-2000:]
+    assert "8 passed" in done.stdout, done.stdout[-2000:]
     assert connections == "", connections
 
 

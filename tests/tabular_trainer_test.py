@@ -146,6 +146,10 @@ def test_xgboost_writes_a_booster_the_prebuilt_image_serves(
     predicted = np.asarray(metadata["classes"])[probabilities.argmax(axis=1)]
     assert float(np.mean(predicted == test["species"].to_numpy())) > 0.9
     assert len(read_json(client, model_dir + "feature_columns.json")) == encoded.shape[1]
+    # the sample instance is a test row, encoded as the booster serves it
+    sample = metadata["sample_instance"]
+    assert len(sample) == encoded.shape[1] and sample in encoded.tolist()
+    assert booster.predict(xgboost.DMatrix([sample])).shape == (1, len(metadata["classes"]))
 
 
 def test_killed_run_resumes_from_its_last_checkpoint(

@@ -73,7 +73,7 @@ def test_readme_compose_example_runs_as_written(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert compiled.returncode == 0, compiled.stderr
-    assert (tmp_path / "out" / "my.yaml").is_file()
+    assert (tmp_path / "out" / "my-penguins.yaml").is_file()  # the pipeline's own name
 
 
 # -- caching options, integers inside structured parameters, display names ---------------------
@@ -304,7 +304,8 @@ def refuse_empty(rows: int) -> int:
 
 @dsl.container_component
 def shell_step():
-    return dsl.ContainerSpec(image="alpine:3.20", command=["echo"], args=["hi"])
+    # a program that does not exist here: refused before the first task (task_handler)
+    return dsl.ContainerSpec(image="alpine:3.20", command=["/opt/app/step"], args=["hi"])
 
 
 @dsl.pipeline(name="gcpc-custom-job")

@@ -3,7 +3,8 @@
 A `CloudContext` is a project, a region and, optionally, emulator endpoints. It is read from
 explicit arguments or from the environment variables that `vertexkit local up` prints:
 
-    STORAGE_EMULATOR_HOST, BIGQUERY_EMULATOR_HOST, VERTEX_AI_EMULATOR_HOST, GOOGLE_CLOUD_PROJECT,
+    STORAGE_EMULATOR_HOST, BIGQUERY_EMULATOR_HOST, BIGQUERY_STORAGE_EMULATOR_HOST (the BigQuery
+    Storage Read and Write APIs' gRPC `host:port`), VERTEX_AI_EMULATOR_HOST, GOOGLE_CLOUD_PROJECT,
     GOOGLE_CLOUD_REGION (optional, default us-central1).
 
 Nothing else in vertexkit asks "am I local?": everything builds its clients from a context.
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # imported lazily: the clients are heavy and a component may 
 
 STORAGE_ENV = "STORAGE_EMULATOR_HOST"
 BIGQUERY_ENV = "BIGQUERY_EMULATOR_HOST"
+BIGQUERY_STORAGE_ENV = "BIGQUERY_STORAGE_EMULATOR_HOST"
 VERTEX_ENV = "VERTEX_AI_EMULATOR_HOST"
 PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 REGION_ENV = "GOOGLE_CLOUD_REGION"
@@ -38,6 +40,8 @@ class CloudContext:
     storage_endpoint: str | None = None
     bigquery_endpoint: str | None = None
     vertex_endpoint: str | None = None
+    # gRPC `host:port`, plaintext; after the others, which callers may pass by position
+    bigquery_storage_endpoint: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -53,6 +57,7 @@ class CloudContext:
             region=region or os.environ.get(REGION_ENV) or DEFAULT_REGION,
             storage_endpoint=os.environ.get(STORAGE_ENV) or None,
             bigquery_endpoint=os.environ.get(BIGQUERY_ENV) or None,
+            bigquery_storage_endpoint=os.environ.get(BIGQUERY_STORAGE_ENV) or None,
             vertex_endpoint=os.environ.get(VERTEX_ENV) or None,
         )
 
@@ -66,6 +71,7 @@ class CloudContext:
         for name, value in (
             (STORAGE_ENV, self.storage_endpoint),
             (BIGQUERY_ENV, self.bigquery_endpoint),
+            (BIGQUERY_STORAGE_ENV, self.bigquery_storage_endpoint),
             (VERTEX_ENV, self.vertex_endpoint),
         ):
             if value:

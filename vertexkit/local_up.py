@@ -223,8 +223,9 @@ class ServedLocalCloud:
     """What `vertexkit run` uses of its local cloud, for one another process serves: `local up`,
     or the run's own cloud process (`vertexkit.cloud_process`)."""
 
-    def __init__(self, home: Path, env: dict[str, str]) -> None:
+    def __init__(self, home: Path, env: dict[str, str], lasting: bool = False) -> None:
         self.home = home
+        self.lasting = lasting  # a `local up`: it serves on after the command ends
         self._env = env
         with environ_set(env):
             self._context = CloudContext.from_env()

@@ -61,7 +61,14 @@ def _importable_from_working_directory() -> None:
 
 
 def short_name(name_or_ref: str) -> str:
-    """The file stem a pipeline compiles to: the built-in name or the function name."""
-    if name_or_ref in BUILTIN_PIPELINES:
+    """The file stem a pipeline compiles to (and its runs' folder): the built-in name, or a
+    `module:function`'s own pipeline name (`@dsl.pipeline(name="my-penguins")` is
+    `my-penguins`; without a name, kfp's: the function's, with dashes), as Vertex names the
+    pipeline from it. Anything else (a pipeline's name itself) stays as given."""
+    if name_or_ref in BUILTIN_PIPELINES or ":" not in name_or_ref:
         return name_or_ref
-    return name_or_ref.rpartition(":")[2].removesuffix("_pipeline") or name_or_ref
+    try:
+        named = str(getattr(resolve(name_or_ref), "name", "") or "")
+    except PipelineNotFound:  # a ref only named (a KFP request built offline): its function
+        named = ""
+    return named or name_or_ref.rpartition(":")[2].removesuffix("_pipeline") or name_or_ref

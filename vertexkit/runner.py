@@ -41,6 +41,17 @@ VALID_JOB_ID = re.compile("^[a-z][-a-z0-9]{0,127}$", re.IGNORECASE)
 TARGET_PARAMETERS = frozenset({"project", "location", "gcs_root"})
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a run was followed: `job_name` and what became of it. `where` is
+    `cancelled` (the run's own local cloud ends with the command, so the run was cancelled),
+    `local-up` (a `vertexkit local up` serves it: it continues) or `vertex` (it continues on
+    Vertex AI: following a job is only reading it, as the console or `gcloud` do)."""
+
+    def __init__(self, job_name: str, where: str, console_url: str = "") -> None:
+        super().__init__(job_name)
+        self.job_name, self.where, self.console_url = job_name, where, console_url
+
+
 @dataclass
 class FinishedRun:
     """A pipeline job that ended SUCCEEDED: its final JSON and the outputs read back from it."""
@@ -120,11 +131,14 @@ def run_pipeline_job(
             job_name = pipeline_jobs.create_job(context, _as_request(body), job_id)
             emit(f"created {job_name}")
             emit(f"console: {cloud.url}/console/{job_name}")  # live while the run goes on
+            lasting = getattr(cloud, "lasting", False)
             try:
                 job = pipeline_jobs.follow(context, job_name, emit)
             except KeyboardInterrupt:
+                if lasting:  # a `local up`, as Vertex AI, keeps the run going
+                    raise RunInterrupted(job_name, "local-up") from None
                 context.pipeline_client().cancel_pipeline_job(name=job_name)
-                raise
+                raise RunInterrupted(job_name, "cancelled") from None
             try:
                 pipeline_jobs.raise_unless_succeeded(job)
             except pipeline_jobs.PipelineJobFailed as exc:
@@ -171,7 +185,7 @@ def local_cloud(
 
     running = running_local_up(home) if process is None else None  # the caller asked already
     if running is not None:
-        yield ServedLocalCloud(home_or_default(home), running)
+        yield ServedLocalCloud(home_or_default(home), running, lasting=True)
         return
     process = process or CloudProcess.spawn(home, caching)
     try:
@@ -191,11 +205,15 @@ def submit_vertex_job(
 
     sdk_job.submit(service_account=service_account)
     emit(f"submitted {sdk_job.resource_name}")
-    emit(f"console: {sdk_job._dashboard_uri()}")
+    console_url = sdk_job._dashboard_uri()
+    emit(f"console: {console_url}")
     if not wait:
         return None
     context = CloudContext(project=sdk_job.project, region=sdk_job.location)
-    job = pipeline_jobs.follow(context, sdk_job.resource_name, emit)
+    try:
+        job = pipeline_jobs.follow(context, sdk_job.resource_name, emit)
+    except KeyboardInterrupt:
+        raise RunInterrupted(sdk_job.resource_name, "vertex", console_url) from None
     pipeline_jobs.raise_unless_succeeded(job)
     return job
 
@@ -256,7 +274,7 @@ def pipeline_job_request(
     if not pipeline_root.startswith("gs://"):
         raise ValueError(f"--pipeline-root must be a gs:// URI, got {pipeline_root!r}")
     name = short_name(name_or_ref)
-    display_name = f"vertexkit-{name}"
+    display_name = run_display_name(pipeline_yaml)
     _check_sdk_arguments(display_name, labels)
     spec = pipeline_spec(pipeline_yaml)
     values = target_parameters(
@@ -274,6 +292,13 @@ def pipeline_job_request(
     if labels:
         body["labels"] = dict(labels)
     return job_id, body
+
+
+def run_display_name(pipeline_yaml: str) -> str:
+    """A run's display name: the pipeline's own name (`@dsl.pipeline(name=...)`, the
+    `pipelineInfo.name` of its spec), as `aiplatform.PipelineJob` names a run it is not given a
+    name for; the built-ins are `vertexkit-training`, `vertexkit-tuning`, ...."""
+    return str((pipeline_spec(pipeline_yaml).get("pipelineInfo") or {}).get("name") or "pipeline")
 
 
 def _check_sdk_arguments(display_name: str, labels: dict[str, str] | None) -> None:
@@ -369,7 +394,7 @@ def build_vertex_job(
         pipeline_yaml, params, project, region, f"{pipeline_root.rstrip('/')}/{name}"
     )
     return aiplatform.PipelineJob(
-        display_name=f"vertexkit-{name}",
+        display_name=run_display_name(pipeline_yaml),
         template_path=str(template),
         pipeline_root=pipeline_root,
         parameter_values=values,

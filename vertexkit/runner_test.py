@@ -91,7 +91,8 @@ def test_the_local_request_is_the_sdks(
 @pytest.mark.parametrize(
     ("name", "labels", "root", "message"),
     [
-        (f"my_module:{'x' * 130}", None, ROOT, "Display name needs to be less than 128"),
+        # the run's display name is the pipeline's own name (`pipelineInfo.name`)
+        ("x" * 130, None, ROOT, "Display name needs to be less than 128"),
         ("training", {"team": 5}, ROOT, "Expect labels to be a mapping of string key value"),
         ("training", None, "/tmp/root", "--pipeline-root must be a gs:// URI"),
     ],
@@ -101,6 +102,10 @@ def test_the_local_request_refuses_what_the_sdk_refuses(
     tmp_path: Path, name: str, labels: Any, root: str, message: str
 ) -> None:
     pipeline_yaml = compile_to_text("training")
+    if name == "x" * 130:
+        own_name = "\n  name: vertexkit-training\n"
+        pipeline_yaml = pipeline_yaml.replace(own_name, f"\n  name: {name}\n")
+        assert name in pipeline_yaml
     with pytest.raises(ValueError) as ours:
         runner.pipeline_job_request(
             name, {}, pipeline_yaml, "p", "us-central1", root, labels=labels

@@ -11,6 +11,7 @@ Every check (pipeline compiles, parameters, cron, start/end) runs before anythin
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from vertexkit.context import CloudContext
 from vertexkit.pipeline_registry import short_name
-from vertexkit.runner import PIPELINE_BUCKET_SUFFIX, declared_parameters
+from vertexkit.runner import PIPELINE_BUCKET_SUFFIX, declared_parameters, run_display_name
 from vertexkit.specs.cron import Cron, CronError, to_kubeflow
 
 DEFAULT_KFP_EXPERIMENT = "vertexkit-schedules"
@@ -106,15 +107,31 @@ def create_local(
     declared = declared_parameters(pipeline_yaml)
     values = {"project": context.project, "location": context.region, **params}
     job = aiplatform.PipelineJob(
-        display_name=f"vertexkit-{pipeline}",
+        display_name=run_display_name(pipeline_yaml),
         template_path=str(_write_template(work_dir, name, pipeline_yaml)),
         pipeline_root=f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}/{pipeline}",
         parameter_values={k: v for k, v in values.items() if k in declared},
         enable_caching=enable_caching,
     )
     schedule = aiplatform.PipelineJobSchedule(pipeline_job=job, display_name=pipeline)
-    schedule.create(**timing.schedule_kwargs())
+    # The SDK logs a link to Google's console for the schedule ("View Schedule: https://console
+    # .cloud.google.com/...?project=local-project"), which does not exist: the local console's
+    # link is the caller's to print (`local_console_url`).
+    sdk_logger = logging.getLogger("google.cloud.aiplatform.pipeline_job_schedules")
+    level = sdk_logger.level
+    sdk_logger.setLevel(logging.WARNING)
+    try:
+        schedule.create(**timing.schedule_kwargs())
+    finally:
+        sdk_logger.setLevel(level)
     return schedule
+
+
+def local_console_url(context: CloudContext, resource_name: str) -> str | None:
+    """The local console's page of a resource, where the context is a local cloud."""
+    if not context.vertex_endpoint:
+        return None
+    return f"{context.vertex_endpoint.rstrip('/')}/console/{resource_name}"
 
 
 def create_vertex(vertex_job: Any, name: str, timing: Timing, service_account: str | None) -> Any:

@@ -78,6 +78,36 @@ def test_bigquery_and_storage_clients_work_with_their_defaults() -> None:
     assert storage.Client().project == "local-project"
 
 
+def test_to_dataframe_takes_the_storage_read_api_with_no_warning() -> None:
+    import warnings
+
+    from google.cloud import bigquery_storage_v1
+
+    client = bigquery.Client()
+    client.create_dataset("user_reads", exists_ok=True)
+    client.query(
+        "CREATE OR REPLACE TABLE user_reads.t AS "
+        "SELECT x AS id FROM UNNEST(GENERATE_ARRAY(1, 500)) AS x"
+    ).result()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*BigQuery Storage.*")  # "... not found"
+        frame = client.list_rows("user_reads.t").to_dataframe()
+    assert sorted(frame["id"]) == list(range(1, 501))
+    # google-cloud-bigquery's own BigQueryReadClient, and one the user builds with no arguments
+    assert client._ensure_bqstorage_client() is not None
+    session = bigquery_storage_v1.BigQueryReadClient().create_read_session(
+        parent=f"projects/{PROJECT}",
+        read_session={"table": f"projects/{PROJECT}/datasets/user_reads/tables/t",
+                      "data_format": "ARROW"},
+    )  # fmt: skip
+    assert session.estimated_row_count == 500
+    assert (
+        bigquery_storage_v1.BigQueryWriteClient()
+        .get_write_stream(name=f"projects/{PROJECT}/datasets/user_reads/tables/t/streams/_default")
+        .name.endswith("/_default")
+    )
+
+
 def test_predict(endpoint: aiplatform.Endpoint) -> None:
     assert aiplatform.Endpoint(endpoint.resource_name).predict(
         instances=[[1.0, 1.0]]

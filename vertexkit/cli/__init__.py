@@ -31,13 +31,16 @@ def __getattr__(name: str) -> Any:
 def main() -> NoReturn:
     """The console script (and `python -m vertexkit.cli`): the app, then a short exit."""
     gc_tuning.collect_less_often()
-    early_cloud.spawn_for(sys.argv[1:])
-    from vertexkit.cli.verbs import app
-
     try:
+        early_cloud.spawn_for(sys.argv[1:])
+        from vertexkit.cli.verbs import app
+
         app()
     except SystemExit as exc:
         short_exit(exc.code)
+    except KeyboardInterrupt:  # before a verb ran (a verb's own Ctrl-C ends in VertexkitGroup)
+        print("interrupted", file=sys.stderr)
+        short_exit(130)
     short_exit(0)
 
 

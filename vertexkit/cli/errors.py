@@ -11,7 +11,9 @@ Messages are printed as plain text, never parsed as rich markup: `[/x]` in a val
 from __future__ import annotations
 
 import errno
+import os
 import re
+import sys
 import tempfile
 import traceback
 from http import HTTPStatus
@@ -24,6 +26,7 @@ from typer.core import TyperGroup
 
 USER_ERROR_EXIT = 2
 BUG_EXIT = 1
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 
 # typer >= 0.22 vendors click and older ones re-export it: find the base class either way.
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -48,8 +51,23 @@ def one_line(message: str) -> str:
 
 
 def plain_console(stderr: bool = False) -> Console:
-    """A console that never reads rich markup: names, messages and values print as they are."""
-    return Console(stderr=stderr, markup=False)
+    """A console that never reads rich markup: names, messages and values print as they are.
+    Piped or redirected (not a terminal), and with no COLUMNS set, a table is as wide as its
+    cells, not cut to rich's default of 80 columns: `vertexkit runs show X | less` and a
+    script's `grep` see whole IDs and names on one line."""
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if os.environ.get("COLUMNS") or _is_terminal(stream) else PIPED_WIDTH
+    return Console(stderr=stderr, markup=False, width=width)
+
+
+PIPED_WIDTH = 4096  # wide enough for any row; rich sizes a table to its content within it
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def print_error(message: str) -> None:
@@ -124,6 +142,9 @@ class VertexkitGroup(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
             raise
+        except KeyboardInterrupt:  # a verb with no more to say (`vertexkit run` says more)
+            Console(stderr=True, soft_wrap=True, highlight=False).print("interrupted")
+            raise typer.Exit(INTERRUPTED_EXIT) from None
         except Exception as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # a group without a verb: its help
                 raise

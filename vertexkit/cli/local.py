@@ -132,3 +132,56 @@ def _cloud_env(
         yield cloud.env()
     finally:
         cloud.stop()
+
+
+@app.command("cache")
+def cache(
+    clear: Annotated[
+        bool, typer.Option("--clear", help="Remove every environment no running job uses")
+    ] = False,
+) -> None:
+    """The trainer-environment cache: count, size, each environment's last use (`--clear`
+    empties it). Bounded: past $VERTEXKIT_TRAINER_ENV_LIMIT environments (default 20) the least
+    recently used are removed when a new one is built."""
+    from datetime import datetime
+
+    from rich.table import Table
+
+    from vertexkit.cli.errors import plain_console
+    from vertexkit.local.vertex.training import env_cache
+
+    root = env_cache.default_root()
+    console = plain_console()
+    try:
+        keep = env_cache.limit()
+    except ValueError as exc:
+        raise UserError(env_cache.LIMIT_ENV, str(exc).split(": ", 1)[-1]) from None
+    if clear:
+        removed, kept = env_cache.clear(root)
+        console.print(f"removed {len(removed)} trainer environment(s) from {root}", soft_wrap=True)
+        for path in kept:
+            console.print(f"kept {path.name}: a running process uses it")
+        return
+    envs = env_cache.environments(root)
+    sizes = {env.path: env.size() for env in envs}
+    bound = f"limit {keep}" if keep else "no limit"
+    console.print(
+        f"{root}: {len(envs)} trainer environment(s), {_size_text(sum(sizes.values()))} "
+        f"({bound}; {env_cache.LIMIT_ENV})",
+        soft_wrap=True,
+    )
+    if not envs:
+        return
+    table = Table("environment", "last used", "size", "packages")
+    for env in reversed(envs):  # most recently used first
+        used = datetime.fromtimestamp(env.last_used).strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(env.key, used, _size_text(sizes[env.path]), ", ".join(env.packages) or "-")
+    console.print(table)
+
+
+def _size_text(size: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"

@@ -6,14 +6,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.text import Text
 
 from vertexkit import pipeline_registry, trainer_staging
 from vertexkit.cli import early_cloud
-from vertexkit.cli.errors import UserError, fail, plain_console
+from vertexkit.cli.errors import INTERRUPTED_EXIT, UserError, fail, plain_console
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -27,6 +27,9 @@ from vertexkit.local.vertex.pipelines.warm_tasks import uses_clients
 from vertexkit.local_up import running_local_up
 from vertexkit.pipeline_params import pipeline_spec
 from vertexkit.specs.naming import validate_region
+
+if TYPE_CHECKING:
+    from vertexkit.runner import RunInterrupted
 
 console = plain_console()
 err_console = plain_console(stderr=True)
@@ -58,6 +61,7 @@ def compile_command(
         pipeline_registry.resolve(name)
     texts = {name: compiler.compile_to_text(name, image) for name in names}
     for name, text in texts.items():  # refused before anything is built, staged or written
+        _preflight(text)
         _check_staging(name, text, staging)
     for name, text in texts.items():
         if staging:
@@ -71,6 +75,16 @@ def compile_command(
         for result in stale:
             err_console.print(result.diff, highlight=False, markup=False)
         fail(f"{len(stale)} compiled pipeline(s) are stale: run `vertexkit compile`")
+
+
+def _preflight(pipeline_yaml: str) -> None:
+    """The checks `vertexkit run` applies before it creates anything (`vertexkit.preflight`),
+    on what compile knows: the pipeline's constants and its parameters' defaults. A pipeline
+    `run` would refuse (an e2-standard-4 with a T4) is refused here with the same message."""
+    from vertexkit.preflight import check_pipeline
+    from vertexkit.runner import effective_values
+
+    check_pipeline(pipeline_spec(pipeline_yaml), effective_values(pipeline_yaml, {}))
 
 
 def run_command(
@@ -131,7 +145,7 @@ def run_command(
         from vertexkit.cli.summary import summarize
 
         try:
-            runner.run_pipeline_job(
+            run = runner.run_pipeline_job(
                 name,
                 params,
                 pipeline_yaml,
@@ -144,6 +158,10 @@ def run_command(
             )
         except PipelineJobFailed as exc:
             fail(f"pipeline {name!r} {exc}")
+        except runner.RunInterrupted as exc:
+            interrupted(interrupted_message(exc))
+        if cloud_process is not None:  # its console ended with it: say how to see it again
+            err_console.print(console_hint(run.job.get("name", "")), soft_wrap=True)
 
 
 @contextmanager
@@ -164,6 +182,48 @@ def _early_cloud(home: Path | None, vertex: bool, caching: bool) -> Iterator[Clo
         yield process
     finally:
         process.close()
+
+
+LOCAL_UP_URL = "http://127.0.0.1:9023"  # `vertexkit local up`'s default port
+
+
+def interrupted(message: str) -> NoReturn:
+    """Ends the command after Ctrl-C: one line saying what became of the run, exit 130."""
+    err_console.print(message, soft_wrap=True, highlight=False)
+    raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def interrupted_message(
+    exc: RunInterrupted, project: str | None = None, region: str | None = None
+) -> str:
+    """What Ctrl-C did to the run. Following a run only reads it: on Vertex AI (as with the
+    console or `gcloud ... stream-logs`) and on a `vertexkit local up` the run goes on; a run
+    on the command's own local cloud cannot outlive the command, so it was cancelled."""
+    run_id = exc.job_name.rsplit("/", 1)[-1]
+    if exc.where == "vertex":
+        target = f" --project {project} --region {region}" if project else ""
+        seen = f"; see it at {exc.console_url}" if exc.console_url else ""
+        return (
+            f"interrupted; the run {run_id} continues on Vertex AI{seen}; cancel it with "
+            f"`vertexkit runs cancel {run_id}{target}`"
+        )
+    if exc.where == "local-up":
+        return (
+            f"interrupted; the run {run_id} continues on `vertexkit local up`; follow it with "
+            f"`vertexkit runs show {run_id}`, cancel it with `vertexkit runs cancel {run_id}`"
+        )
+    return (
+        f"interrupted; the run {run_id} was cancelled: its local cloud ends with this command "
+        "(run `vertexkit local up` in another shell for runs that go on after Ctrl-C)"
+    )
+
+
+def console_hint(job_name: str) -> str:
+    """After a run on the command's own local cloud, whose console ended with it."""
+    return (
+        "note: the console link above ended with this command; `vertexkit local up` serves "
+        f"the console again: {LOCAL_UP_URL}/console/{job_name}"
+    )
 
 
 def progress(line: str) -> None:
@@ -229,3 +289,5 @@ def _submit_to_vertex(
         runner.submit_vertex_job(job, service_account, wait, emit=progress)
     except PipelineJobFailed as exc:
         fail(f"pipeline {name!r} {exc}")
+    except runner.RunInterrupted as exc:
+        interrupted(interrupted_message(exc, project, region))

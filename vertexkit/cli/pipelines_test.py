@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,55 @@ def test_vertex_needs_project_and_pipeline_root() -> None:
     result = CliRunner().invoke(app, ["run", "training", "--vertex"])
     assert result.exit_code == 2
     assert "--vertex needs --project and --pipeline-root" in " ".join(result.output.split())
+
+
+# -- compile applies run's preflight -------------------------------------------------------------
+T4_ON_E2_MODULE = '''
+from kfp import dsl
+
+from vertexkit.components import custom_training_job
+
+
+@dsl.pipeline(name="t4-on-e2")
+def t4_on_e2(project: str = "local-project", machine_type: str = "e2-standard-4"):
+    custom_training_job(
+        project=project,
+        location="us-central1",
+        display_name="train",
+        base_output_directory="gs://b/out",
+        container_image_uri="us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-6:latest",
+        machine_type=machine_type,
+        accelerator_type="NVIDIA_TESLA_T4",
+        accelerator_count=1,
+    )
+'''
+
+
+def test_compile_refuses_what_run_refuses_with_the_same_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An e2-standard-4 takes no GPU (Vertex's machine table, `specs/data/compute.json`): run
+    refuses it before anything is created, and compile now refuses it too, word for word."""
+    (tmp_path / "t4_on_e2_module.py").write_text(T4_ON_E2_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "t4_on_e2_module", raising=False)
+    ref = "t4_on_e2_module:t4_on_e2"
+    home, out = tmp_path / "home", tmp_path / "out"
+    ran = CliRunner().invoke(app, ["run", ref, "--home", str(home)])
+    compiled = CliRunner().invoke(app, ["compile", ref, "--output-dir", str(out)])
+    assert ran.exit_code == 2 and compiled.exit_code == 2, ran.output + compiled.output
+    run_error, compile_error = (" ".join(r.output.split()) for r in (ran, compiled))
+    assert "e2-standard-4" in compile_error and "NVIDIA_TESLA_T4" in compile_error, compile_error
+    assert compile_error == run_error
+    assert not out.exists() and not home.exists()  # nothing written, nothing started
+    # the same pipeline with a machine that takes a T4 compiles, to the pipeline's own name
+    ok = CliRunner().invoke(
+        app, ["compile", ref, "--output-dir", str(out)], env={"COLUMNS": "200"}
+    )
+    assert ok.exit_code == 2  # the default is still e2: a parameter default is checked too
+    fixed = T4_ON_E2_MODULE.replace('"e2-standard-4"', '"n1-standard-8"')
+    (tmp_path / "t4_on_n1_module.py").write_text(fixed)
+    monkeypatch.delitem(sys.modules, "t4_on_n1_module", raising=False)
+    ok = CliRunner().invoke(app, ["compile", "t4_on_n1_module:t4_on_e2", "--output-dir", str(out)])
+    assert ok.exit_code == 0, ok.output
+    assert (out / "t4-on-e2.yaml").is_file()

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, plain_console
+from vertexkit.cli.names import find_by_name
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
 from vertexkit.cli.vertex_rest import ServiceRefused, VertexRest, as_proto_value, rfc3339_time
 
@@ -117,15 +118,29 @@ def _read_instances_file(path: Path) -> str:
 
 
 def _find_endpoint(vertex: VertexRest, endpoint: str) -> dict[str, Any]:
-    """The last endpoint whose display name, ID or resource name is `endpoint`."""
-    matches = [
-        found
-        for found in _public_endpoints(vertex)
-        if endpoint in (found.get("displayName"), _last_part(found["name"]), found["name"])
-    ]
-    if not matches:
+    """The endpoint whose resource name, ID or display name (where unique) is `endpoint`."""
+    found = find_by_name(endpoint, _public_endpoints(vertex), "endpoint", "ENDPOINT")
+    if found is None:
         raise UserError("ENDPOINT", f"no endpoint named {endpoint!r}")
-    return matches[-1]
+    return found
+
+
+# `predict --help`: the instance format, with an instance of the repo's tabular trainer in its
+# model's feature order (`feature_columns.json`); one paragraph a line, as typer's help wraps them.
+SAMPLE_INSTANCE = '[["Biscoe", 45.1, 14.5, 215, 5000, "FEMALE"]]'
+PREDICT_HELP = "\n\n".join(
+    [
+        "Send instances to an endpoint and print the predictions.",
+        "--instances is a JSON list (inline, or a file), one instance per row, each a list of "
+        "values in the deployed model's feature order: the `feature_columns.json` beside the "
+        "model in its version's artifact folder. For the repo's tabular trainer on penguins "
+        "(`vertexkit run training`, endpoint penguins-endpoint) that order is island, "
+        "culmen_length_mm, culmen_depth_mm, flipper_length_mm, body_mass_g, sex:",
+        f"vertexkit predict penguins-endpoint --instances '{SAMPLE_INSTANCE}'",
+        "`vertexkit run` ends with a sample instance of its own model. A request body as Vertex "
+        'AI takes it, {"instances": [...]}, is read too.',
+    ]
+)
 
 
 def predict(
@@ -135,7 +150,7 @@ def predict(
     region: RegionOption = None,
     home: HomeOption = None,
 ) -> None:
-    """Send instances to an endpoint and print the predictions."""
+    """Send instances to an endpoint and print the predictions (help: PREDICT_HELP)."""
     rows = _load_instances(instances)
     with rest_for_command(project, region, home) as vertex:
         target = _find_endpoint(vertex, endpoint)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,6 +12,8 @@ from rich.table import Table
 
 from vertexkit.cli.cloud import cloud_for_command, rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, fail, plain_console
+from vertexkit.cli.jobs import duration_text, seconds_between
+from vertexkit.cli.names import find_by_name
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -19,8 +22,9 @@ from vertexkit.cli.options import (
     resource_id_or_name,
     spec_checked,
 )
-from vertexkit.cli.vertex_rest import rfc3339_time
+from vertexkit.cli.vertex_rest import ServiceRefused, rfc3339_time
 from vertexkit.context import VERTEX_ENV
+from vertexkit.local_up import running_local_up
 from vertexkit.specs.naming import validate_region
 
 if TYPE_CHECKING:
@@ -30,7 +34,10 @@ schedule_app = typer.Typer(no_args_is_help=True, help="Recurring pipeline runs."
 runs_app = typer.Typer(no_args_is_help=True, help="Pipeline runs (pipeline jobs).")
 ScheduleArgument = Annotated[
     str,
-    typer.Argument(help="Schedule ID or resource name", callback=resource_id_or_name("schedules")),
+    typer.Argument(
+        help="Schedule ID, resource name or display name (where unique)",
+        callback=resource_id_or_name("schedules"),
+    ),
 ]
 RunArgument = Annotated[
     str,
@@ -109,12 +116,17 @@ def _create_locally(
 ) -> None:
     from vertexkit import scheduling  # with kfp: imported when a verb needs it
 
-    running = bool(os.environ.get(VERTEX_ENV))
+    # Found as every verb finds it (`vertexkit.local_up`): the env a shell exported, or the
+    # claim of the `vertexkit local up` serving the home.
+    running = bool(os.environ.get(VERTEX_ENV)) or running_local_up(home) is not None
     with cloud_for_command(home=home) as context:
         schedule = scheduling.create_local(
             context, name, pipeline_yaml, params, timing, work_dir, caching
         )
         console.print(f"created {schedule.resource_name} ({timing.cron})")
+        link = scheduling.local_console_url(context, schedule.resource_name)
+        if running and link:  # the console of a cloud that ends with this command is dead
+            console.print(f"console: {link}")
     if not running:
         err_console.print(
             "note: no `vertexkit local up` is running; this schedule fires only while "
@@ -173,12 +185,26 @@ def _manage(
     from vertexkit import scheduling  # with kfp: imported when a verb needs it
 
     with cloud_for_command(project, region, home) as context:
+        schedule = _schedule_named(context, schedule)
         try:
             getattr(scheduling, action)(context, schedule, **kwargs)
         except exceptions.ClientError as exc:
             raise UserError("SCHEDULE", f"{schedule!r}: {client_error_message(exc)}") from None
     done = f"{action}d" if action != "pause" else "paused"
     console.print(f"{done} {schedule}")
+
+
+def _schedule_named(context: Any, schedule: str) -> str:
+    """A schedule's resource name, ID or (unique) display name, as the resource name or ID the
+    service takes; a value that names none goes to the service as an ID (it answers 404)."""
+    from vertexkit import scheduling  # with kfp: imported when a verb needs it
+
+    items = (
+        {"name": item.name, "displayName": item.display_name}
+        for item in scheduling.list_schedules(context)
+    )
+    found = find_by_name(schedule, items, "schedule", "SCHEDULE")
+    return found["name"] if found else schedule
 
 
 @schedule_app.command("pause")
@@ -217,7 +243,9 @@ def delete(
 
 @runs_app.command("list")
 def runs_list(
-    schedule: Annotated[str | None, typer.Option(help="Only the runs of this schedule")] = None,
+    schedule: Annotated[
+        str | None, typer.Option(help="Only the runs of this schedule (ID or display name)")
+    ] = None,
     project: ProjectOption = None,
     region: RegionOption = None,
     home: HomeOption = None,
@@ -225,6 +253,10 @@ def runs_list(
     """List pipeline runs, newest first."""
     # Through REST (vertexkit/cli/vertex_rest.py): neither kfp nor the aiplatform SDK is imported.
     with rest_for_command(project, region, home) as vertex:
+        if schedule:  # an ID, resource name or (unique) display name
+            schedules = vertex.list(f"{vertex.parent}/schedules", "schedules")
+            found = find_by_name(schedule, schedules, "schedule", "--schedule")
+            schedule = found["name"] if found else schedule
         query = {"filter": _schedule_filter(vertex.parent, schedule)} if schedule else None
         table = Table("state", "created", "ended")
         table.add_column("run", no_wrap=True)
@@ -258,28 +290,84 @@ def runs_show(
     region: RegionOption = None,
     home: HomeOption = None,
 ) -> None:
-    """Show one run: state, error and each task's state and timing."""
-    from google.api_core import exceptions
-
-    from vertexkit import scheduling  # with kfp: imported when a verb needs it
-
-    with cloud_for_command(project, region, home) as context:
+    """Show one run: state, duration, error, and each task's state, timing, duration and the
+    job it ran (`vertexkit jobs show ID`, `vertexkit logs ID`)."""
+    # Through REST (vertexkit/cli/vertex_rest.py), as `runs list`: no kfp, no aiplatform SDK.
+    with rest_for_command(project, region, home) as vertex:
+        name = run if run.startswith("projects/") else f"{vertex.parent}/pipelineJobs/{run}"
         try:
-            job = scheduling.get_run(context, run)
-        except exceptions.NotFound as exc:
+            job = vertex.get(name)
+        except ServiceRefused as exc:
             raise UserError("RUN", f"{run!r}: {client_error_message(exc)}") from None
-        console.print(f"{job.name}\nstate: {job.state.name}")
-        if job.error.message:
-            console.print(f"error: {job.error.message}", highlight=False)
-        table = Table("task", "state", "start", "end")
-        for task in job.job_detail.task_details:
-            table.add_row(
-                task.task_name,
-                task.state.name,
-                task.start_time.isoformat() if task.start_time else "-",
-                task.end_time.isoformat() if task.end_time else "-",
-            )
-        console.print(table)
-        for task in job.job_detail.task_details:
-            if task.error.message:
-                console.print(f"{task.task_name}: {task.error.message}")
+    state = job.get("state", "PIPELINE_STATE_UNSPECIFIED")
+    running = state.removeprefix("PIPELINE_STATE_") in ("RUNNING", "PENDING", "QUEUED")
+    seconds = seconds_between(job.get("startTime"), job.get("endTime"), running)
+    out = plain_console()
+    out.print(f"{job['name']}\nstate: {state}\nduration: {duration_text(seconds)}")
+    if (job.get("error") or {}).get("message"):
+        out.print(f"error: {job['error']['message']}", highlight=False)
+    tasks = [
+        task
+        for task in (job.get("jobDetail") or {}).get("taskDetails") or []
+        if task.get("parentTaskId")  # the pipeline's own root task is the run itself
+    ]
+    table = Table("task", "state", "start", "end", "duration", "job")
+    for task in tasks:
+        table.add_row(
+            task.get("taskName", ""),
+            task.get("state", ""),
+            _iso(task.get("startTime")),
+            _iso(task.get("endTime")),
+            duration_text(seconds_between(task.get("startTime"), task.get("endTime"))),
+            ", ".join(f"{kind} {job_id}" for kind, job_id in task_jobs(task)) or "-",
+        )
+    out.print(table)
+    for task in tasks:
+        if (task.get("error") or {}).get("message"):
+            out.print(f"{task.get('taskName')}: {task['error']['message']}", highlight=False)
+
+
+def _iso(text: str | None) -> str:
+    moment = rfc3339_time(text or "")
+    return moment.isoformat() if moment else "-"
+
+
+# The Vertex jobs a task's `gcp_resources` (GCPC's GcpResources) can name, as `jobs` shows them.
+TASK_JOB_KINDS = {
+    "CustomJob": "custom job",
+    "HyperparameterTuningJob": "tuning job",
+    "TrainingPipeline": "training pipeline",
+    "BatchPredictionJob": "batch prediction",
+}
+
+
+def task_jobs(task: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (kind, ID) of each Vertex job the task ran, read from its `gcp_resources` output."""
+    metadata = (task.get("execution") or {}).get("metadata") or {}
+    text = metadata.get("output:gcp_resources")
+    try:
+        resources = json.loads(text).get("resources") or [] if isinstance(text, str) else []
+    except (ValueError, AttributeError):
+        return []
+    return [
+        (TASK_JOB_KINDS[item["resourceType"]], item.get("resourceUri", "").rsplit("/", 1)[-1])
+        for item in resources
+        if isinstance(item, dict) and item.get("resourceType") in TASK_JOB_KINDS
+    ]
+
+
+@runs_app.command("cancel")
+def runs_cancel(
+    run: RunArgument,
+    project: ProjectOption = None,
+    region: RegionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Cancel a run (`pipelineJobs.cancel`): its running tasks and their jobs are cancelled."""
+    with rest_for_command(project, region, home) as vertex:
+        name = run if run.startswith("projects/") else f"{vertex.parent}/pipelineJobs/{run}"
+        try:
+            vertex.post(f"{name}:cancel", {})
+        except ServiceRefused as exc:
+            raise UserError("RUN", f"{run!r}: {client_error_message(exc)}") from None
+    console.print(f"cancelling {run}")

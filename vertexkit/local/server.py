@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from vertexkit.context import CloudContext
 from vertexkit.local import cloud_sdk
+from vertexkit.local.bigquery.storage_api.server import BigQueryStorageServer
 from vertexkit.local.bigquery.warehouse_file import DATABASE_FILE, check_warehouse_file
 from vertexkit.local.deferred import Deferred
 from vertexkit.local.discovery import DiscoveryService
@@ -85,6 +86,7 @@ class LocalCloud:
         self.services: list[Lifecycle] = []
         self._warm_up: threading.Thread | None = None
         self._bigquery: Deferred[BigQueryService] | None = None
+        self._bigquery_storage: BigQueryStorageServer | None = None
         self.storage: StorageService
         self.vertex: VertexService
 
@@ -186,6 +188,7 @@ class LocalCloud:
         if self._claim:
             self._claim.release()  # last: the home is free once nothing of ours writes to it
         self._server = self._thread = self._socket = self._warm_up = self._claim = None
+        self._bigquery_storage = None
 
     def __enter__(self) -> LocalCloud:
         return self.start()
@@ -216,6 +219,9 @@ class LocalCloud:
             storage_endpoint=self.url,
             bigquery_endpoint=self.url,
             vertex_endpoint=self.url,
+            bigquery_storage_endpoint=(
+                self._bigquery_storage.address if self._bigquery_storage else None
+            ),
         )
 
     def env(self) -> dict[str, str]:
@@ -233,9 +239,12 @@ class LocalCloud:
         # BigQuery (DuckDB, pyarrow, pandas, sqlglot: about a second to import) is built by the
         # warm-up thread, or by the first request that needs it, whichever comes first.
         bigquery = Deferred(self._build_bigquery, ("/bigquery/", "/upload/bigquery/"))
+        # The Storage Read/Write APIs: gRPC on a port of their own, bound now so that the
+        # exports name it; they get the warehouse, waiting for BigQuery's build on a first call.
+        self._bigquery_storage = BigQueryStorageServer(lambda: self.bigquery.warehouse)
         vertex = VertexService(self.home / "vertex", storage=storage, cloud=self._handles())
         self.storage, self._bigquery, self.vertex = storage, bigquery, vertex
-        self.services = [storage, bigquery, vertex]
+        self.services = [storage, bigquery, self._bigquery_storage, vertex]
         routes = [Route("/", _health), Route("/healthz", _health)]
         # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
         routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())

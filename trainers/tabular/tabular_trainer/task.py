@@ -257,8 +257,12 @@ def write_model(
     classes: list[Any],
     args: argparse.Namespace,
     metrics: dict[str, float],
+    sample: np.ndarray | None = None,
 ) -> None:
-    """Writes exactly one of model.joblib / model.bst (the prebuilt images refuse several)."""
+    """Writes exactly one of model.joblib / model.bst (the prebuilt images refuse several).
+
+    `sample` (one raw row, no value missing) becomes `sample_instance` in model_metadata.json:
+    an instance in the order the model serves (encoded for XGBoost), ready to predict with."""
     preprocessor = pipeline.steps[0][1]
     metadata = {
         "framework": args.framework,
@@ -282,9 +286,28 @@ def write_model(
         metadata["predicts"] = "class labels"
         data.write_bytes(data.join(model_dir, "model.joblib"), _dump(pipeline))
     metadata["feature_columns"] = instance_columns
+    if sample is not None:
+        row = preprocessor.transform(sample)[0] if args.framework == "xgboost" else sample[0]
+        metadata["sample_instance"] = [_plain(value) for value in np.asarray(row).tolist()]
     data.write_json(data.join(model_dir, "feature_columns.json"), instance_columns)
     data.write_json(data.join(model_dir, "model_metadata.json"), metadata)
     data.write_json(data.join(model_dir, "metrics.json"), metrics)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value: numpy scalars as Python's, whole floats of an encoded row kept as floats."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def sample_row(splits: dict[str, pd.DataFrame], schema: FeatureSchema) -> np.ndarray | None:
+    """The first row of the test (else validation, else training) split with every feature."""
+    for split in ("test", "validation", "training"):
+        frame = splits.get(split)
+        if frame is not None:
+            complete = frame[schema.columns].dropna()
+            if len(complete):
+                return to_instances(complete.head(1), schema)
+    return None
 
 
 def _booster_bytes(pipeline: Pipeline) -> bytes:
@@ -340,7 +363,8 @@ def train(args: argparse.Namespace) -> dict[str, float]:
     if "test" in splits:
         test = evaluate(pipeline, to_instances(splits["test"], schema), labels_of(splits["test"]))
         metrics.update({f"test_{name}": value for name, value in test.items()})
-    write_model(args.model_dir, pipeline, schema, classes, args, metrics)
+    sample = sample_row(splits, schema)
+    write_model(args.model_dir, pipeline, schema, classes, args, metrics, sample)
     report_tuning_metric(args.hptune_metric, metrics[args.hptune_metric], args.n_estimators)
     log.info("model written to %s; validation metrics %s", args.model_dir, metrics)
     return metrics

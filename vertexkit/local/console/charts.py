@@ -8,6 +8,7 @@ presentation attributes (the page's Content-Security-Policy allows no inline sty
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -102,42 +103,67 @@ def matrix_cell(
     )
 
 
-def roc_curve(points: Sequence[tuple[float, float]], size: int = 220) -> Markup:
-    """False positive rate across, recall up; the diagonal is a coin toss."""
-    pad = 30
-    inner = size - 2 * pad
+def roc_auc(points: Sequence[tuple[float, float]]) -> float:
+    """The area under the ROC curve: trapezoids over the points from (0, 0) to (1, 1), as
+    `sklearn.metrics.auc` integrates the curve `roc_curve` gives."""
+    ordered = [(0.0, 0.0), *sorted(points), (1.0, 1.0)]
+    return sum((x2 - x1) * (y1 + y2) / 2 for (x1, y1), (x2, y2) in itertools.pairwise(ordered))
 
-    def at(fpr: float, tpr: float) -> str:
-        return f"{pad + fpr * inner:.1f},{pad + (1 - tpr) * inner:.1f}"
+
+TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def roc_curve(points: Sequence[tuple[float, float]], size: int = 280) -> Markup:
+    """False positive rate across, true positive rate (recall) up, ticks every 0.25, the AUC
+    in the corner; the dashed diagonal is a coin toss."""
+    left, top, right, bottom = 46, 28, 14, 40
+    inner_w, inner_h = size - left - right, size - top - bottom
+
+    def x_of(fpr: float) -> float:
+        return left + fpr * inner_w
+
+    def y_of(tpr: float) -> float:
+        return top + (1 - tpr) * inner_h
 
     ordered = sorted(points)
-    line = " ".join(at(fpr, tpr) for fpr, tpr in [(0.0, 0.0), *ordered, (1.0, 1.0)])
+    line = " ".join(
+        f"{x_of(fpr):.1f},{y_of(tpr):.1f}" for fpr, tpr in [(0.0, 0.0), *ordered, (1.0, 1.0)]
+    )
+    auc = roc_auc(points)
+    ticks = []
+    for tick in TICKS:
+        x, y = x_of(tick), y_of(tick)
+        ticks += [
+            el("line", x1=f"{x:.1f}", y1=top + inner_h, x2=f"{x:.1f}", y2=top + inner_h + 4,
+               stroke="#5f6368"),
+            el("text", f"{tick:g}", x=f"{x:.1f}", y=top + inner_h + 15, text_anchor="middle",
+               class_="tick x-tick"),
+            el("line", x1=left - 4, y1=f"{y:.1f}", x2=left, y2=f"{y:.1f}", stroke="#5f6368"),
+            el("text", f"{tick:g}", x=left - 7, y=f"{y + 4:.1f}", text_anchor="end",
+               class_="tick y-tick"),
+        ]  # fmt: skip
     return svg(
-        el("rect", x=pad, y=pad, width=inner, height=inner, fill="none", stroke="#dadce0"),
-        el(
-            "line",
-            x1=pad,
-            y1=pad + inner,
-            x2=pad + inner,
-            y2=pad,
-            stroke="#dadce0",
-            stroke_dasharray="4 4",
-        ),
+        el("rect", x=left, y=top, width=inner_w, height=inner_h, fill="none", stroke="#dadce0"),
+        el("line", x1=left, y1=top + inner_h, x2=left + inner_w, y2=top + inner_h,
+           stroke="#5f6368", class_="axis-line"),
+        el("line", x1=left, y1=top, x2=left, y2=top + inner_h, stroke="#5f6368",
+           class_="axis-line"),
+        el("line", x1=left, y1=top + inner_h, x2=left + inner_w, y2=top, stroke="#dadce0",
+           stroke_dasharray="4 4"),
+        ticks,
         el("polyline", points=line, fill="none", stroke="#1a73e8", stroke_width="2"),
-        el("text", "false positive rate", x=size / 2, y=size - 6, text_anchor="middle"),
-        el(
-            "text",
-            "recall",
-            x=10,
-            y=size / 2,
-            transform=f"rotate(-90 10 {size / 2:.0f})",
-            text_anchor="middle",
-        ),
+        el("text", f"AUC = {auc:.4f}", x=left + inner_w - 4, y=top + inner_h - 8,
+           text_anchor="end", class_="auc", data_auc=f"{auc:.6f}"),
+        el("text", "ROC curve", x=left, y=16, class_="title"),
+        el("text", "false positive rate", x=left + inner_w / 2, y=size - 6,
+           text_anchor="middle"),
+        el("text", "true positive rate", x=12, y=top + inner_h / 2,
+           transform=f"rotate(-90 12 {top + inner_h / 2:.0f})", text_anchor="middle"),
         width=size,
         height=size,
-        label="ROC curve",
+        label=f"ROC curve, AUC {auc:.4f}",
         class_="chart roc",
-    )
+    )  # fmt: skip
 
 
 def trial_chart(values: Sequence[tuple[str, float]], best: str | None, width: int = 520) -> Markup:

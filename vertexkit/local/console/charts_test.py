@@ -58,3 +58,21 @@ def test_decisions_chart_marks_promoted_challengers_and_orders_by_time() -> None
 def test_decisions_chart_without_metrics_says_so() -> None:
     svg = charts.decisions_chart([charts.Decision(datetime.now(timezone.utc), None, None, False)])
     assert "no decisions with a metric" in svg
+
+
+def test_roc_curve_has_ticks_on_both_axes_and_the_auc_sklearn_computes() -> None:
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_curve as sk_roc_curve
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 200)
+    scores = np.round(labels * 0.3 + rng.random(200), 1)  # ties: the curve has diagonal steps
+    fpr, tpr, _ = sk_roc_curve(labels, scores)
+    svg = charts.roc_curve(list(zip(fpr.tolist(), tpr.tolist(), strict=True)))
+    expected = roc_auc_score(labels, scores)
+    shown = float(re.search(r'data-auc="([0-9.]+)"', svg).group(1))
+    assert abs(shown - expected) < 1e-6 and 0.6 < expected < 0.95
+    assert f"AUC = {expected:.4f}" in svg
+    assert svg.count('class="tick x-tick"') == 5 and svg.count('class="tick y-tick"') == 5
+    assert ">0.5<" in svg and "false positive rate" in svg and "true positive rate" in svg

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from vertexkit.local.console import dag
 
@@ -123,3 +125,119 @@ def test_a_parallel_for_is_a_group_named_as_a_loop() -> None:
     graph = dag.build_graph(spec)
     assert graph.groups["for-loop-1"].label == "for-loop-1: for each item"
     assert graph.nodes["train"].groups == ("for-loop-1",)
+
+
+def sampled(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points along the drawn edge: each gap's cubic curve (as `edge_path` draws it) and each
+    straight drop, 40 samples a piece."""
+    out = []
+    for index in range(len(points) - 1):
+        (x1, y1), (x2, y2) = points[index], points[index + 1]
+        for step in range(41):
+            t = step / 40
+            if index % 2 == 0:  # C x1,mid x2,mid x2,y2
+                mid = (y1 + y2) / 2
+                x = (
+                    (1 - t) ** 3 * x1
+                    + 3 * (1 - t) ** 2 * t * x1
+                    + 3 * (1 - t) * t**2 * x2
+                    + t**3 * x2
+                )
+                y = (1 - t) ** 3 * y1 + 3 * (1 - t) ** 2 * t * mid + 3 * (1 - t) * t**2 * mid
+                y += t**3 * y2
+            else:
+                x, y = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
+            out.append((x, y))
+    return out
+
+
+def crossings(graph: dag.Graph) -> list[tuple[str, str]]:
+    """(edge, node) for each edge that passes inside a task's box other than its own ends."""
+    found = []
+    for edge in graph.edges:
+        for x, y in sampled(dag.route(graph, edge)):
+            for name, node in graph.nodes.items():
+                inside = node.x + 1 < x < node.x + dag.NODE_WIDTH - 1
+                if (
+                    name not in edge[:2]
+                    and inside
+                    and node.y + 1 < y < node.y + dag.NODE_HEIGHT - 1
+                ):
+                    found.append((f"{edge[0]}->{edge[1]}", name))
+    return sorted(set(found))
+
+
+# a -> b -> c -> d, and a -> d, a -> c: the long edges would cross b and c drawn straight
+LONG_EDGES: dict[str, Any] = {
+    "root": {
+        "dag": {
+            "tasks": {
+                "a": task("comp-a"),
+                "b": task("comp-b", "a"),
+                "c": task("comp-c", "b", "a"),
+                "d": task("comp-d", "c", "a"),
+                "e": task("comp-e", "a"),
+            }
+        }
+    },
+    "components": {},
+}
+
+
+@pytest.mark.parametrize("spec", [SPEC, LONG_EDGES], ids=["groups", "long-edges"])
+def test_no_edge_passes_through_a_task(spec: dict[str, Any]) -> None:
+    graph = dag.build_graph(spec)
+    assert crossings(graph) == []
+    svg = dag.draw(graph, {}, {name: "#" for name in graph.nodes})
+    assert svg.count('class="edge') == len(graph.edges)
+
+
+def test_long_edges_are_routed_through_slots_of_their_own() -> None:
+    graph = dag.build_graph(LONG_EDGES)
+    assert len(graph.routes[("a", "d", False)]) == 2  # past the layers of b and c
+    # drawn straight, as before, a -> d would run down through b and c
+    straight = {("a", "d", False): [], ("a", "c", False): []}
+    saved, graph.routes = graph.routes, {**graph.routes, **straight}
+    assert crossings(graph), "the check can fail: straight long edges cross tasks"
+    graph.routes = saved
+
+
+def test_a_long_condition_label_is_wrapped_not_cut() -> None:
+    condition = "inputs.parameter_values['pipelinechannel--compare-models-Output'] == true"
+    spec = {
+        "root": {
+            "dag": {
+                "tasks": {
+                    "compare-models": task("comp-compare"),
+                    "condition-1": {
+                        **task("comp-condition-1", "compare-models"),
+                        "taskInfo": {"name": "challenger-promoted"},
+                        "triggerPolicy": {"condition": condition},
+                    },
+                }
+            }
+        },
+        "components": {"comp-condition-1": {"dag": {"tasks": {"deploy": task("comp-deploy")}}}},
+    }
+    graph = dag.build_graph(spec)
+    group = graph.groups["condition-1"]
+    assert group.label == "challenger-promoted: if compare-models-Output == true"
+    assert " ".join(group.lines) == group.label and len(group.lines) > 1
+    svg = dag.draw(graph, {}, {name: "#" for name in graph.nodes})
+    assert "…" not in svg
+    _x, y, width, _ = dag.group_box(graph, group)
+    assert all(len(line) * dag.CHAR_WIDTH <= width - 16 for line in group.lines)
+    label_bottom = y + 14 + (len(group.lines) - 1) * dag.LABEL_LINE
+    assert label_bottom < graph.nodes["deploy"].y  # the label sits above the task, not on it
+    assert y > graph.nodes["compare-models"].y + dag.NODE_HEIGHT  # and below the one before
+
+
+@pytest.mark.parametrize(
+    "compiled",
+    sorted((Path(__file__).parents[3] / "compiled").glob("*.yaml")),
+    ids=lambda p: p.stem,
+)
+def test_built_in_pipelines_draw_with_no_edge_through_a_task(compiled: Path) -> None:
+    graph = dag.build_graph(yaml.safe_load(compiled.read_text()))
+    assert graph.nodes and crossings(graph) == []
+    assert "…" not in dag.draw(graph, {}, {name: "#" for name in graph.nodes})

@@ -63,6 +63,31 @@ def badge(state: str) -> Markup:
     return el("span", short, class_=f"badge state-{short}")
 
 
+def task_badge(state: str) -> Markup:
+    """A task's state in Vertex's words (Cached, Not triggered, ...), its class the state."""
+    return el("span", runs.task_label(state), class_=f"badge state-{state}", data_state=state)
+
+
+def typed_values(values: dict[str, tuple[Any, str]], empty: str = "None.", **attrs: Any) -> Markup:
+    """Parameters with their declared types (`NUMBER_INTEGER` shown as `int`, ...)."""
+    rows = [
+        [key, el("span", PARAMETER_TYPES.get(kind, kind.lower()), class_="type"), show_value(value)]
+        for key, (value, kind) in values.items()
+    ]
+    return table(["name", "type", "value"], rows, empty, **{"class_": "kv params", **attrs})
+
+
+PARAMETER_TYPES = {
+    "NUMBER_INTEGER": "int",
+    "NUMBER_DOUBLE": "float",
+    "STRING": "str",
+    "BOOLEAN": "bool",
+    "LIST": "list",
+    "STRUCT": "dict",
+    "TASK_FINAL_STATUS": "PipelineTaskFinalStatus",
+}
+
+
 def table(
     headers: list[str], rows: list[list[Any]], empty: str = "Nothing yet.", **attrs: Any
 ) -> Markup:
@@ -84,6 +109,8 @@ def key_values(values: Resource, empty: str = "None.") -> Markup:
 def show_value(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return el("code", json.dumps(value, sort_keys=True))
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return value
 
 
@@ -102,21 +129,71 @@ def action_form(action: str, label: str, token: str, danger: bool = False, **fie
 
 
 # -- pipeline runs --------------------------------------------------------------------------------
-def runs_list(jobs: list[Resource], schedules: dict[str, str]) -> Markup:
+@dataclass(frozen=True)
+class RunFilter:
+    """The runs list's filter: a run state (`SUCCEEDED`, ...) and a pipeline name; "" is any."""
+
+    state: str = ""
+    pipeline: str = ""
+
+    def keeps(self, job: Resource) -> bool:
+        state_ok = not self.state or runs.short_state(job.get("state", "")) == self.state
+        return state_ok and (not self.pipeline or runs.pipeline_name(job) == self.pipeline)
+
+
+RUN_STATES = ("RUNNING", "PENDING", "SUCCEEDED", "FAILED", "CANCELLING", "CANCELLED")
+
+
+def select(name: str, label: str, options: list[str], chosen: str) -> Markup:
+    return el(
+        "label",
+        label,
+        " ",
+        el(
+            "select",
+            el("option", "any", value=""),
+            [el("option", o, value=o, selected=o == chosen or None) for o in options],
+            name=name,
+            id=f"filter-{name}",
+        ),
+    )
+
+
+def run_filter_form(jobs: list[Resource], wanted: RunFilter) -> Markup:
+    pipelines = sorted({runs.pipeline_name(job) for job in jobs} - {""})
+    return el(
+        "form",
+        select("state", "State", list(RUN_STATES), wanted.state),
+        select("pipeline", "Pipeline", pipelines, wanted.pipeline),
+        el("button", "Filter", type="submit"),
+        el("a", "clear", href=f"{ROOT}/pipelines") if wanted != RunFilter() else None,
+        method="get",
+        action=f"{ROOT}/pipelines",
+        class_="toolbar run-filter",
+    )
+
+
+def runs_list(
+    jobs: list[Resource], schedules: dict[str, str], wanted: RunFilter | None = None
+) -> Markup:
     """The runs, each with a checkbox: Compare sends the checked ones (a GET, nothing changes)."""
-    rows = [[compare_box(job), *run_row(job, schedules)] for job in jobs]
+    wanted = wanted or RunFilter()
+    shown = [job for job in jobs if wanted.keeps(job)]
+    rows = [[compare_box(job), *run_row(job, schedules)] for job in shown]
     headers = ["", "run", "pipeline", "state", "started", "duration", "schedule"]
+    empty = "No pipeline runs yet." if not jobs else "No run matches the filter."
     form = el(
         "form",
         el("div", el("button", "Compare selected runs", type="submit"), class_="toolbar")
-        if jobs
+        if shown
         else None,
-        table(headers, rows, "No pipeline runs yet.", class_="runs"),
+        table(headers, rows, empty, class_="runs"),
         method="get",
         action=f"{ROOT}/compare",
         class_="compare-runs",
     )
-    return layout("Pipeline runs", "pipelines", form)
+    count = el("p", f"{len(shown)} of {len(jobs)} runs", class_="count") if jobs else None
+    return layout("Pipeline runs", "pipelines", run_filter_form(jobs, wanted), count, form)
 
 
 def compare_box(job: Resource) -> Markup:
@@ -124,10 +201,22 @@ def compare_box(job: Resource) -> Markup:
     return el("input", type="checkbox", name="run", value=job["name"], aria_label=label)
 
 
+def run_title(job: Resource) -> Markup:
+    """A run as the list shows it: its display name, and its own ID under it (runs of one
+    pipeline often share a display name; the ID is each run's own)."""
+    ident = runs.job_id(job)
+    shown = job.get("displayName") or ident
+    return fragment(
+        el("a", shown, href=resource_url(job["name"]), class_="run-name"),
+        el("br"),
+        el("small", ident, class_="run-id") if shown != ident else None,
+    )
+
+
 def run_row(job: Resource, schedules: dict[str, str]) -> list[Any]:
     schedule = job.get("scheduleName")
     return [
-        el("a", job.get("displayName") or runs.job_id(job), href=resource_url(job["name"])),
+        run_title(job),
         runs.pipeline_name(job),
         badge(job.get("state", "")),
         runs.when(job.get("startTime") or job.get("createTime")),
@@ -147,18 +236,37 @@ class TaskView:
 
 def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: str = "") -> Markup:
     graph = dag.build_graph(job.get("pipelineSpec") or {})
-    states = runs.task_states(job)
+    states = runs.shown_task_states(job, graph.nodes)
     links = {name: resource_url(job["name"], task=name) for name in graph.nodes}
+    error = runs.run_error(job)
     summary = key_values(
         {
+            "run": el("code", runs.job_id(job)),
             "pipeline": runs.pipeline_name(job),
             "state": badge(job.get("state", "")),
             "created": runs.when(job.get("createTime")),
             "started": runs.when(job.get("startTime")),
             "duration": el("span", runs.duration(job), id="run-duration"),
             "schedule": schedule,
-            "error": (job.get("error") or {}).get("message", ""),
+            "error": error,
         }
+    )
+    failed = runs.failed_tasks(job)
+    top_error = (
+        el(
+            "p",
+            el("strong", "Run failed: "),
+            error,
+            " ",
+            [
+                el("a", f"open {name}", href=resource_url(job["name"], task=name))
+                for name, _ in failed[:1]
+            ],
+            class_="error",
+            id="run-error",
+        )
+        if error
+        else None
     )
     cancel = (
         action_form("cancel", "Cancel run", token, danger=True, name=job["name"])
@@ -178,6 +286,7 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
             retry,
             class_="toolbar",
         ),
+        top_error,
         el(
             "div",
             el(
@@ -193,7 +302,7 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
         el("h2", "Run"),
         summary,
         el("h2", "Pipeline parameters"),
-        key_values(runs.pipeline_parameters(job)),
+        typed_values(runs.typed_pipeline_parameters(job), id="pipeline-parameters"),
     ]
     live = resource_url(job["name"]) + "/state.json" if runs.is_running(job) else None
     return layout(job.get("displayName") or runs.job_id(job), "pipelines", *body, live_url=live)
@@ -201,27 +310,31 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
 
 def task_panel(job: Resource, view: TaskView) -> Markup:
     detail = runs.task_details(job).get(view.name, {})
-    parameters, input_artifacts = runs.task_inputs(job, view.name)
-    outputs = runs.output_parameters(detail)
-    gcp = outputs.pop("gcp_resources", None)
+    _, input_artifacts = runs.task_inputs(job, view.name)
+    input_artifacts = {
+        k: v for k, v in input_artifacts.items() if not k.startswith(runs.CHANNEL_PREFIX)
+    }
+    outputs = runs.typed_output_parameters(job, view.name)
+    gcp = outputs.pop("gcp_resources", (None, ""))[0]
+    state = runs.shown_task_states(job, [view.name])[view.name]
     sections = [
         el("h2", view.name),
         key_values(
             {
-                "state": badge(detail.get("state", "PENDING")),
+                "state": task_badge(state),
                 "started": runs.when(detail.get("startTime")),
                 "duration": runs.duration(detail),
                 "error": (detail.get("error") or {}).get("message", ""),
             }
         ),
         el("h3", "Parameters"),
-        key_values(parameters),
+        typed_values(runs.task_parameters(job, view.name), id="task-parameters"),
         el("h3", "Output artifacts"),
         artifact_list(
             {k: v.get("artifacts") or [] for k, v in (detail.get("outputs") or {}).items()}, view
         ),
         el("h3", "Output parameters"),
-        key_values(outputs),
+        typed_values(outputs),
         el("h3", "Input artifacts"),
         artifact_list(input_artifacts, view),
     ]
@@ -283,7 +396,15 @@ def artifact_body(artifact: Resource, view: TaskView) -> Markup:
             title=artifact.get("displayName", "artifact"),
         )
     preview = view.artifact_text.get(uri)
+    resource = metadata.get("resourceName")
+    link = (
+        el("p", el("a", f"open {resource}", href=resource_url(resource.split("@", 1)[0]),
+                   class_="resource-link"))
+        if isinstance(resource, str) and ("/models/" in resource or "/endpoints/" in resource)
+        else None
+    )  # fmt: skip
     return fragment(
+        link,
         key_values(metadata, "No metadata."),
         el("pre", preview, class_="preview") if preview else None,
     )
@@ -316,9 +437,29 @@ def models_list(models: list[tuple[Resource, list[Resource]]]) -> Markup:
     )
 
 
+def producer_link(producer: Any) -> Markup | str:
+    """`run (ID) · task`, each a link: the pipeline run and the task in it that made it."""
+    if producer is None:
+        return ""
+    return el(
+        "span",
+        el("a", producer.run_label, href=resource_url(producer.run), class_="run-link"),
+        " · task ",
+        el("a", producer.task, href=resource_url(producer.run, task=producer.task),
+           class_="task-link"),
+        class_="made-by",
+    )  # fmt: skip
+
+
 def model_page(
-    model: Resource, versions: list[Resource], evaluations: dict[str, list[Resource]]
+    model: Resource,
+    versions: list[Resource],
+    evaluations: dict[str, list[Resource]],
+    made_by: dict[str, Any] | None = None,
+    endpoint_names: dict[str, str] | None = None,
 ) -> Markup:
+    made_by = made_by or {}
+    endpoint_names = endpoint_names or {}
     rows = [
         [
             el("strong", v.get("versionId", "")),
@@ -326,13 +467,18 @@ def model_page(
                 "span", [el("span", alias, class_="alias") for alias in v.get("versionAliases", [])]
             ),
             runs.when(v.get("versionCreateTime") or v.get("createTime")),
+            producer_link(made_by.get(v.get("versionId", ""))),
             v.get("artifactUri", ""),
             fragment(
                 [
                     el(
                         "a",
-                        d.get("endpoint", "").rsplit("/", 1)[-1],
+                        endpoint_names.get(d.get("endpoint", ""))
+                        or d.get("endpoint", "").rsplit("/", 1)[-1],
+                        " ",
+                        el("small", d.get("endpoint", "").rsplit("/", 1)[-1]),
                         href=resource_url(d.get("endpoint", "")),
+                        class_="endpoint-link",
                     )
                     for d in v.get("deployedModels", [])
                 ]
@@ -342,7 +488,9 @@ def model_page(
     ]
     sections = [
         table(
-            ["version", "aliases", "created", "artifact", "deployed to"], rows, class_="versions"
+            ["version", "aliases", "created", "made by", "artifact", "deployed to"],
+            rows,
+            class_="versions",
         ),
     ]
     for version in versions:
@@ -393,33 +541,67 @@ def traffic_text(endpoint: Resource) -> str:
     return ", ".join(f"{k}: {v}%" for k, v in sorted((endpoint.get("trafficSplit") or {}).items()))
 
 
+@dataclass
+class EndpointView:
+    """What the endpoint page reads beside the endpoint: each deployed model's version display
+    name (by deployed model ID), and a sample instance in the served model's feature order."""
+
+    model_names: dict[str, str] = field(default_factory=dict)
+    sample: list[Any] | None = None
+    feature_columns: list[str] = field(default_factory=list)
+
+
+def sample_request(view: EndpointView) -> str:
+    return json.dumps([view.sample]) if view.sample is not None else "[]"
+
+
 def endpoint_page(
     endpoint: Resource,
     token: str,
     instances: str = "",
     result: Resource | None = None,
     error: str = "",
+    view: EndpointView | None = None,
 ) -> Markup:
+    view = view or EndpointView()
     split = endpoint.get("trafficSplit") or {}
     rows = [
         [
-            d.get("id", ""),
-            d.get("displayName", ""),
             el(
                 "a",
-                f"{d.get('model', '')}@{d.get('modelVersionId', '')}",
+                view.model_names.get(d.get("id", "")) or d.get("displayName", ""),
                 href=resource_url(d.get("model", "")),
+                class_="deployed-model",
             ),
+            el("code", f"{d.get('model', '').rsplit('/', 1)[-1]}@{d.get('modelVersionId', '')}"),
+            d.get("id", ""),
             f"{split.get(d.get('id', ''), 0)}%",
         ]
         for d in endpoint.get("deployedModels") or []
     ]
+    order = (
+        el(
+            "p",
+            "Feature order: ",
+            el("code", ", ".join(view.feature_columns), id="feature-order"),
+            class_="hint",
+        )
+        if view.feature_columns
+        else None
+    )
     form = el(
         "form",
         el("input", type="hidden", name=CSRF_FIELD, value=token),
         el("input", type="hidden", name="name", value=endpoint["name"]),
-        el("label", "Instances (a JSON list)", for_="instances"),
-        el("textarea", instances or "[]", name="instances", id="instances", rows="5"),
+        el("label", "Instances (a JSON list of rows)", for_="instances"),
+        order,
+        el(
+            "textarea",
+            instances or sample_request(view),
+            name="instances",
+            id="instances",
+            rows="5",
+        ),
         el("button", "Predict", type="submit"),
         method="post",
         action=f"{ROOT}/actions/predict",
@@ -435,7 +617,12 @@ def endpoint_page(
         "endpoints",
         el("p", el("code", endpoint["name"])),
         el("h2", "Deployed models"),
-        table(["id", "name", "model version", "traffic"], rows, "Nothing deployed."),
+        table(
+            ["model", "version", "deployed model ID", "traffic"],
+            rows,
+            "Nothing deployed.",
+            class_="deployed",
+        ),
         el("h2", "Test the endpoint"),
         form,
         outcome,
@@ -523,12 +710,15 @@ def job_summary(job: Resource, **more: Any) -> Markup:
 
 
 def custom_job_page(
-    job: Resource, logs: list[Chunk] | None = None, logs_url: str | None = None
+    job: Resource,
+    logs: list[Chunk] | None = None,
+    logs_url: str | None = None,
+    producer: Any = None,
 ) -> Markup:
     return layout(
         job.get("displayName", job["name"]),
         "training",
-        job_summary(job),
+        job_summary(job, **{"pipeline task": producer_link(producer)} if producer else {}),
         el("h2", "Worker pools"),
         worker_pools(job.get("jobSpec") or {}),
         log_sections(logs or [], logs_url),
@@ -552,7 +742,10 @@ def best_trial(job: Resource) -> str | None:
 
 
 def tuning_job_page(
-    job: Resource, logs: list[Chunk] | None = None, logs_url: str | None = None
+    job: Resource,
+    logs: list[Chunk] | None = None,
+    logs_url: str | None = None,
+    producer: Any = None,
 ) -> Markup:
     best = best_trial(job)
     trials = job.get("trials") or []
@@ -573,7 +766,11 @@ def tuning_job_page(
     return layout(
         job.get("displayName", job["name"]),
         "training",
-        job_summary(job, metric=f"{metric.get('metricId', '')} ({metric.get('goal', '')})"),
+        job_summary(
+            job,
+            metric=f"{metric.get('metricId', '')} ({metric.get('goal', '')})",
+            **{"pipeline task": producer_link(producer)} if producer else {},
+        ),
         el("h2", "Trials"),
         charts.trial_chart(values, best),
         table(
@@ -585,6 +782,22 @@ def tuning_job_page(
     )
 
 
+def schedule_job(schedule: Resource) -> Resource:
+    return (schedule.get("createPipelineJobRequest") or {}).get("pipelineJob") or {}
+
+
+def schedule_parameters(schedule: Resource) -> Markup:
+    """The parameter values the schedule's runs get (`name=value`, integers as integers)."""
+    job = schedule_job(schedule)
+    given = (job.get("runtimeConfig") or {}).get("parameterValues") or {}
+    kinds = runs.pipeline_parameter_types(job)
+    shown = [
+        el("code", f"{key}={json.dumps(runs.typed(value, kinds.get(key, '')))}")
+        for key, value in sorted(given.items())
+    ]
+    return el("span", [(item, " ") for item in shown], class_="params") if shown else "defaults"
+
+
 def schedules_list(schedules: list[Resource], token: str) -> Markup:
     rows = []
     for s in schedules:
@@ -593,7 +806,9 @@ def schedules_list(schedules: list[Resource], token: str) -> Markup:
         rows.append(
             [
                 el("a", s.get("displayName", ""), href=resource_url(s["name"])),
+                runs.pipeline_name(schedule_job(s)),
                 s.get("cron", ""),
+                schedule_parameters(s),
                 badge(state),
                 runs.when(s.get("nextRunTime")),
                 s.get("startedRunCount", "0"),
@@ -610,7 +825,12 @@ def schedules_list(schedules: list[Resource], token: str) -> Markup:
     return layout(
         "Schedules",
         "schedules",
-        table(["schedule", "cron", "state", "next run", "runs", ""], rows, "No schedules yet."),
+        table(
+            ["schedule", "pipeline", "cron", "parameters", "state", "next run", "runs", ""],
+            rows,
+            "No schedules yet.",
+            class_="schedules",
+        ),
         decisions,
     )
 
@@ -625,7 +845,12 @@ def schedule_page(schedule: Resource, jobs: list[Resource], token: str) -> Marku
                 "cron": schedule.get("cron", ""),
                 "next run": runs.when(schedule.get("nextRunTime")),
                 "runs started": schedule.get("startedRunCount", "0"),
+                "pipeline": runs.pipeline_name(schedule_job(schedule)),
             }
+        ),
+        el("h2", "Parameters"),
+        typed_values(
+            runs.typed_pipeline_parameters(schedule_job(schedule)), id="schedule-parameters"
         ),
         el("h2", "Runs"),
         table(

@@ -29,6 +29,8 @@ from starlette.staticfiles import StaticFiles
 from vertexkit.local.console import (
     batch_predictions,
     compare,
+    dag,
+    lineage,
     logs,
     pages,
     runs,
@@ -135,8 +137,12 @@ class ConsoleService(Lifecycle):
         return {s["name"]: s.get("displayName", s["name"]) for s in self.store.list(SCHEDULES)}
 
     async def pipelines(self, request: Request) -> Response:
+        """The runs, newest first; `?state=SUCCEEDED&pipeline=training` keeps the matching ones."""
         jobs, names = await run_in_threadpool(lambda: (self.pipeline_jobs(), self.schedule_names()))
-        return self.respond(request, pages.runs_list(jobs, names))
+        wanted = pages.RunFilter(
+            request.query_params.get("state", ""), request.query_params.get("pipeline", "")
+        )
+        return self.respond(request, pages.runs_list(jobs, names, wanted))
 
     async def compare(self, request: Request) -> Response:
         """Runs side by side: `?run=NAME&run=NAME...` (what the runs list's form sends)."""
@@ -246,11 +252,14 @@ class ConsoleService(Lifecycle):
     async def run_state(self, request: Request) -> Response:
         """The live view's poll: the run's state and each task's, a few hundred bytes."""
         job = self.store.get(self.sources.vertex_key(request.path_params["name"]), "PipelineJob")
+        tasks = dag.build_graph(job.get("pipelineSpec") or {}).nodes
+        states = runs.shown_task_states(job, tasks)  # a run that ended: never-run tasks too
         body = {
             "state": runs.short_state(job.get("state", "")),
             "running": runs.is_running(job),
             "duration": runs.duration(job),
-            "tasks": runs.task_states(job),
+            "tasks": states,
+            "labels": {task: runs.task_label(state) for task, state in states.items()},
         }
         return self.json(body)
 
@@ -264,21 +273,84 @@ class ConsoleService(Lifecycle):
             v["versionId"]: registry.list_evaluations(location, f"{model_id}@{v['versionId']}")
             for v in versions
         }
-        return self.respond(request, pages.model_page(model, versions, evaluations))
+        producers = await run_in_threadpool(
+            lineage.model_version_producers, self.store.list(PIPELINE_JOBS), self.sources.vertex_key
+        )
+        made_by = {
+            v["versionId"]: producers.get(self.sources.vertex_key(f"{name}@{v['versionId']}"))
+            for v in versions
+        }
+        names = self.endpoint_names()
+        return self.respond(request, pages.model_page(model, versions, evaluations, made_by, names))
+
+    def endpoint_names(self) -> dict[str, str]:
+        return {
+            self.sources.vertex_key(e["name"]): e.get("displayName", "")
+            for e in self.store.list("endpoints")
+        }
+
+    def endpoint_view(self, endpoint: Resource) -> pages.EndpointView:
+        """What the endpoint page shows of each deployed model: its version's display name,
+        and a sample instance in the feature order of the model taking the most traffic."""
+        registry = self.registry().models
+        names: dict[str, str] = {}
+        sample: list[Any] | None = None
+        columns: list[str] = []
+        split = endpoint.get("trafficSplit") or {}
+        deployed = sorted(
+            endpoint.get("deployedModels") or [],
+            key=lambda d: -float(split.get(d.get("id", ""), 0)),
+        )
+        for d in deployed:
+            model = self.sources.vertex_key(d.get("model", ""))
+            version = next(
+                (
+                    v
+                    for v in registry.versions(model)
+                    if v.get("versionId") == d.get("modelVersionId")
+                ),
+                None,
+            ) if model else None  # fmt: skip
+            if version is None:
+                continue
+            names[d.get("id", "")] = version.get("displayName", "")
+            if sample is None:
+                files = self.model_files(version.get("artifactUri", ""))
+                sample = lineage.sample_instance(files)
+                columns = lineage.feature_columns(files)
+        return pages.EndpointView(names, sample, columns)
+
+    def model_files(self, artifact_uri: str) -> Any:
+        def read(file: str) -> str | None:
+            try:
+                path = self.sources.storage.gs_uri_to_path(f"{artifact_uri.rstrip('/')}/{file}")
+            except ApiError:
+                return None
+            return path.read_text(errors="replace") if path.is_file() else None
+
+        return read
 
     async def endpoint_page(self, request: Request, name: str) -> Response:
         endpoint = self.registry().endpoints.get(name)
-        return self.respond(request, pages.endpoint_page(endpoint, self.token(request)))
+        view = await run_in_threadpool(self.endpoint_view, endpoint)
+        return self.respond(request, pages.endpoint_page(endpoint, self.token(request), view=view))
+
+    def made_by(self, name: str) -> lineage.Producer | None:
+        return lineage.resource_producer(
+            self.store.list(PIPELINE_JOBS), name, self.sources.vertex_key
+        )
 
     async def custom_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "CustomJob")
         logs = await run_in_threadpool(self.job_logs, name, job)
-        return self.respond(request, pages.custom_job_page(job, logs, logs_url(job)))
+        producer = await run_in_threadpool(self.made_by, name)
+        return self.respond(request, pages.custom_job_page(job, logs, logs_url(job), producer))
 
     async def tuning_job_page(self, request: Request, name: str) -> Response:
         job = self.store.get(name, "HyperparameterTuningJob")
         logs = await run_in_threadpool(self.job_logs, name, job)
-        return self.respond(request, pages.tuning_job_page(job, logs, logs_url(job)))
+        producer = await run_in_threadpool(self.made_by, name)
+        return self.respond(request, pages.tuning_job_page(job, logs, logs_url(job), producer))
 
     def job_dir(self, name: str) -> Path:
         return self.sources.vertex_home / "training" / name.rsplit("/", 1)[-1]
@@ -405,11 +477,12 @@ class ConsoleService(Lifecycle):
     async def predict(self, request: Request, name: str, instances_text: str) -> Response:
         token = self.token(request)
         endpoint = self.registry().endpoints.get(name)
+        view = await run_in_threadpool(self.endpoint_view, endpoint)
         try:
             instances = json.loads(instances_text)
         except json.JSONDecodeError as exc:
             markup = pages.endpoint_page(
-                endpoint, token, instances_text, error=f"instances: not JSON ({exc})"
+                endpoint, token, instances_text, error=f"instances: not JSON ({exc})", view=view
             )
             return self.respond(request, markup, 400)
         try:
@@ -417,9 +490,11 @@ class ConsoleService(Lifecycle):
                 self.call_vertex, name + ":predict", {"instances": instances}
             )
         except ApiError as error:
-            markup = pages.endpoint_page(endpoint, token, instances_text, error=error.message)
+            markup = pages.endpoint_page(
+                endpoint, token, instances_text, error=error.message, view=view
+            )
             return self.respond(request, markup, error.code)
-        markup = pages.endpoint_page(endpoint, token, instances_text, result=result)
+        markup = pages.endpoint_page(endpoint, token, instances_text, result=result, view=view)
         return self.respond(request, markup)
 
 

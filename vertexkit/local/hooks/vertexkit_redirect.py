@@ -18,7 +18,13 @@ the module that holds it is imported (an import hook, so nothing heavy is import
 - `aiplatform.initializer._Config`: the SDK's own defaults (endpoint, REST, async credentials);
 - `requests.Session.request`: URLs a library builds itself (the SDK's `raw_predict`, GCPC's
   launchers) on a Google host go to the local cloud;
-- `bigquery.Client._ensure_bqstorage_client`: no BigQuery Storage API client (not served here).
+- the GAPIC clients of `bigquery_storage_v1*` (BigQueryReadClient, BigQueryWriteClient, sync
+  and async): a plaintext gRPC channel to the local Storage Read/Write API server
+  (BIGQUERY_STORAGE_EMULATOR_HOST) when none or Google's host is given; `bigquery.Client`'s own
+  `_ensure_bqstorage_client` builds one of these, so `to_dataframe()` and `to_arrow()` take the
+  Storage API's fast path as on Google;
+- `bigquery.Client._ensure_bqstorage_client`, against a local cloud that names no Storage API
+  server: no client (the REST pages, as with `create_bqstorage_client=False`).
 
 BigQuery and Cloud Storage clients already honour BIGQUERY_EMULATOR_HOST and
 STORAGE_EMULATOR_HOST themselves; they only need credentials, which the first patch gives.
@@ -40,11 +46,22 @@ from urllib.parse import urlsplit, urlunsplit
 
 VERTEX_ENV = "VERTEX_AI_EMULATOR_HOST"
 BIGQUERY_ENV = "BIGQUERY_EMULATOR_HOST"
+BIGQUERY_STORAGE_ENV = "BIGQUERY_STORAGE_EMULATOR_HOST"
 STORAGE_ENV = "STORAGE_EMULATOR_HOST"
 PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 GAPIC_CLIENT_MODULE = re.compile(
     r"google\.cloud\.(aiplatform_v1\w*|resourcemanager_v3)\.services\.\w+\.client"
 )
+STORAGE_API_CLIENT_MODULE = re.compile(
+    r"google\.cloud\.bigquery_storage_v1\w*\.services\.big_query_(read|write)\.client"
+)
+STORAGE_API_HOSTS = ("bigquerystorage.googleapis.com", "bigquerystorage.googleapis.com:443")
+# The Storage API client's own channel options, kept on the local channel: rows come in messages
+# larger than gRPC's 4 MiB default.
+STORAGE_API_CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", -1),
+    ("grpc.max_receive_message_length", -1),
+]
 # Google hosts -> the variable that names the local service answering them.
 VERTEX_HOST = re.compile(r"([a-z0-9-]+-)?aiplatform\.googleapis\.com")
 HOST_ENVS = {
@@ -235,17 +252,65 @@ def patch_requests_session(module: ModuleType) -> None:
 
 
 def patch_bigquery_client(module: ModuleType) -> None:
-    """No BigQuery Storage API client: the local cloud does not serve it, and `to_dataframe()`
-    would dial Google's host over gRPC. Without one the client pages over REST (as with
-    `create_bqstorage_client=False`)."""
+    """No BigQuery Storage API client against a local cloud that serves none (its exports name
+    no BIGQUERY_STORAGE_EMULATOR_HOST): `to_dataframe()` would dial Google's host over gRPC.
+    Without one the client pages over REST (as with `create_bqstorage_client=False`)."""
     original = module.Client._ensure_bqstorage_client
 
     def _ensure_bqstorage_client(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if os.environ.get(BIGQUERY_ENV):
+        if os.environ.get(BIGQUERY_ENV) and not os.environ.get(BIGQUERY_STORAGE_ENV):
             return None
         return original(self, *args, **kwargs)
 
     module.Client._ensure_bqstorage_client = _ensure_bqstorage_client
+
+
+# -- the BigQuery Storage Read/Write API clients -------------------------------------------------
+def storage_api_client_kwargs(client_class: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A BigQueryRead/WriteClient's arguments aimed at the local Storage API server: a transport
+    on a plaintext channel to it (no credentials: the local server checks none). Unchanged when
+    the caller gave its own transport object or a non-Google endpoint."""
+    target = os.environ.get(BIGQUERY_STORAGE_ENV)
+    options = kwargs.get("client_options")
+    endpoint = options.get("api_endpoint") if isinstance(options, dict) else (
+        getattr(options, "api_endpoint", None))  # fmt: skip
+    transport = kwargs.get("transport")
+    if not target or (endpoint and endpoint.split("//")[-1] not in STORAGE_API_HOSTS):
+        return kwargs
+    if not (transport is None or isinstance(transport, str) or callable(transport)):
+        return kwargs  # a transport object the caller built: its own choice
+    import grpc
+
+    asynchronous = isinstance(transport, str) and transport.endswith("asyncio")
+    name = "grpc_asyncio" if asynchronous else "grpc"
+    insecure = grpc.aio.insecure_channel if asynchronous else grpc.insecure_channel
+    channel = insecure(target, options=STORAGE_API_CHANNEL_OPTIONS)
+    transport_class = client_class.get_transport_class(name)  # type: ignore[attr-defined]
+    rest = {key: value for key, value in kwargs.items()
+            if key not in ("credentials", "client_options", "transport")}  # fmt: skip
+    return {**rest, "transport": transport_class(host=target, channel=channel)}
+
+
+def patch_storage_api_clients(module: ModuleType) -> None:
+    for value in list(vars(module).values()):
+        if (
+            isinstance(value, type)
+            and value.__module__ == module.__name__
+            and value.__name__.endswith("Client")
+        ):
+            _wrap_storage_api_init(value)
+
+
+def _wrap_storage_api_init(client_class: type) -> None:
+    original = client_class.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if os.environ.get(BIGQUERY_STORAGE_ENV):
+            kwargs = storage_api_client_kwargs(type(self), kwargs)
+        original(self, *args, **kwargs)
+
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    client_class.__init__ = __init__  # type: ignore[misc]
 
 
 # -- applying the patches after each import ------------------------------------------------------
@@ -260,6 +325,8 @@ PATCHES: dict[str, Callable[[ModuleType], None]] = {
 def patch_for(name: str) -> Callable[[ModuleType], None] | None:
     if name in PATCHES:
         return PATCHES[name]
+    if STORAGE_API_CLIENT_MODULE.fullmatch(name):
+        return patch_storage_api_clients
     return patch_gapic_clients if GAPIC_CLIENT_MODULE.fullmatch(name) else None
 
 

@@ -153,3 +153,28 @@ def test_without_the_local_cloud_variables_the_hook_changes_nothing(tmp_path) ->
         env=env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode != 0 and "missing.json" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "redirected"),
+    [
+        ({}, True),
+        ({"credentials": object(), "transport": lambda **kw: None}, True),  # bigquery.Client's
+        ({"client_options": {"api_endpoint": "bigquerystorage.googleapis.com"}}, True),
+        ({"client_options": {"api_endpoint": "storage.internal.example:443"}}, False),
+    ],
+    ids=["defaults", "bigquery-client", "google-host", "private-endpoint"],
+)
+def test_a_storage_api_client_gets_a_plaintext_channel_to_the_local_server(
+    monkeypatch: pytest.MonkeyPatch, kwargs: dict, redirected: bool
+) -> None:
+    from google.cloud.bigquery_storage_v1 import BigQueryReadClient
+
+    monkeypatch.setenv(redirect.BIGQUERY_STORAGE_ENV, "127.0.0.1:9024")
+    found = redirect.storage_api_client_kwargs(BigQueryReadClient, kwargs)
+    if not redirected:
+        assert found is kwargs
+        return
+    transport = found["transport"]
+    assert type(transport).__name__ == "BigQueryReadGrpcTransport"
+    assert transport._host == "127.0.0.1:9024" and "credentials" not in found

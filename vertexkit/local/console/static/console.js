@@ -22,7 +22,8 @@
       if (!state) return;
       const selected = node.classList.contains("selected") ? " selected" : "";
       node.setAttribute("class", "task state-" + state + selected);
-      node.querySelector("text.state").textContent = state;
+      node.setAttribute("data-state", state);
+      node.querySelector("text.state").textContent = (view.labels || {})[node.getAttribute("data-task")] || state;
     });
     const badge = document.querySelector("#run-state .badge");
     if (badge) setBadge(badge, view.state);

@@ -12,29 +12,20 @@ from typing import Any
 
 from vertexkit.local.errors import ApiError, bad_request, failed_precondition
 from vertexkit.local.lifecycle import Lifecycle
-from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.models import COLLECTION, KIND
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.jobs import states as jobs
-from vertexkit.local.vertex.jobs.lifecycle import Outcome
-from vertexkit.local.vertex.jobs.verbs import (
-    delete_ended,
-    fail_left_running,
-    refuse_cancel_when_ended,
-    register_job_collection,
-)
-from vertexkit.local.vertex.registry.models import ModelRegistry
+from vertexkit.local.vertex.jobs.verbs import JobMethods, cancel_on, fail_left_running, job_recipe
+from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref
 from vertexkit.local.vertex.registry.serving import prebuilt_framework, runnable_command
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource
-from vertexkit.local.vertex.training import responses
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.prebuilt import ServingError
 from vertexkit.specs.batch_prediction import validate_batch_prediction_job
-from vertexkit.specs.requests import validate_list_query, validate_parent
 from vertexkit.specs.serving import validate_container_spec
 
 LOCATION = "projects/{project}/locations/{location}"
@@ -44,34 +35,40 @@ NOT_SERVED_FORMATS = ("tf-record", "tf-record-gzip", "file-list")
 OUTPUT_ONLY = ("name", "modelVersionId", "state", "error", "outputInfo", "partialFailures",
                "resourcesConsumed", "completionStats", "createTime", "startTime", "endTime",
                "updateTime")  # fmt: skip
+BATCH_PREDICTION_JOBS = job_recipe(COLLECTION, KIND, aiplatform_v1.BatchPredictionJob,
+                                   COLLECTION, OUTPUT_ONLY)  # fmt: skip
 
 
 class BatchPredictionArea(Lifecycle):
-    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+    def __init__(self, backend: VertexBackend, executor: Executor) -> None:
         self.backend = backend
-        self.store = backend.store
         self.executor = executor
-        self.registry = registry
 
     def start(self) -> None:
         fail_left_running(
             self.backend, COLLECTION, jobs.ACTIVE_STATES, self.executor.finish, jobs.FAILED
         )
 
-    # -- create --------------------------------------------------------------------------------
-    def create(self, request: VertexRequest) -> Resource:
-        validate_parent(request.params["project"], request.params["location"])
-        body = protos.to_dict(protos.parse(aiplatform_v1.BatchPredictionJob, request.body))
-        for output_only in OUTPUT_ONLY:
-            body.pop(output_only, None)
-        version = self.checked(body, request.parent)
-        name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
-        job = jobs.new_job(name, {**body, "modelVersionId": version["versionId"]})
-        self.store.insert(COLLECTION, name, job)
+
+class BatchPredictionJobs(JobMethods):
+    """A job's checks and its model version, then its run (`run.BatchRun`)."""
+
+    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+        super().__init__(backend, BATCH_PREDICTION_JOBS, stop=cancel_on(executor))
+        self.executor = executor
+        self.registry = registry
+
+    def check(self, request: VertexRequest, body: Resource) -> None:
+        body["modelVersionId"] = self.checked(body, request.parent)["versionId"]
+
+    def created(self, resource: Resource) -> None:
+        # The version checked, by its ID: the model's default may have moved since.
+        model = split_ref(resource["model"])[0]
+        version = self.registry.resolve_name(f"{model}@{resource['modelVersionId']}")[1]
         self.executor.submit(
-            name, lambda control: BatchRun(self.executor, job, version, control).run()
+            resource["name"],
+            lambda control: BatchRun(self.executor, resource, version, control).run(),
         )
-        return jobs.public(job)
 
     def checked(self, body: dict[str, Any], location: str) -> Resource:
         """Every rule, in the order Vertex reports them; returns the model version to serve."""
@@ -102,26 +99,6 @@ class BatchPredictionArea(Lifecycle):
             return self.registry.resolve_name(model)[1]
         except ApiError as exc:
             raise ApiError(exc.code, f"model: {exc.message}") from exc
-
-    # -- the other verbs -----------------------------------------------------------------------
-    def get(self, request: VertexRequest) -> Resource:
-        return jobs.public(self.store.get(request.path, kind=KIND))
-
-    def list(self, request: VertexRequest) -> Resource:
-        validate_list_query(request.query)
-        return responses.job_list(self.store.list(COLLECTION, request.parent), request.query,
-                                  COLLECTION)  # fmt: skip
-
-    def cancel(self, request: VertexRequest) -> Resource:
-        name = request.path.rsplit(":", 1)[0]
-        refuse_cancel_when_ended(name, self.store.get(name, kind=KIND), jobs.is_terminal)
-        self.executor.set_state(name, jobs.CANCELLING)
-        if not self.executor.stop(name, "cancel"):
-            self.executor.finish(name, Outcome(jobs.CANCELLED, jobs.CODE_CANCELLED, "CANCELED"))
-        return {}
-
-    def delete(self, request: VertexRequest) -> Resource:
-        return delete_ended(self.backend, request.path, KIND, jobs.is_terminal)
 
 
 def check_servable(version: Resource) -> None:
@@ -168,6 +145,7 @@ def check_explanation(body: dict[str, Any], version: Resource) -> None:
 
 def register(context: AreaContext) -> BatchPredictionArea:
     router = context.router
-    area = BatchPredictionArea(context.backend, context.executor, context.models)
-    register_job_collection(router, f"{LOCATION}/{COLLECTION}", area.create, area)
+    area = BatchPredictionArea(context.backend, context.executor)
+    jobs_ = BatchPredictionJobs(context.backend, context.executor, context.models)
+    jobs_.register(router, f"{LOCATION}/{COLLECTION}")
     return area

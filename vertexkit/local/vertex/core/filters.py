@@ -15,7 +15,9 @@ from typing import Any
 from vertexkit.local.errors import bad_request
 
 Predicate = Callable[[dict[str, Any]], bool]
-TOKEN = re.compile(r'\s*(\(|\)|"(?:[^"\\]|\\.)*"|,|=|:|!=|[A-Za-z_][A-Za-z0-9_.]*|[^\s()",=:]+)')
+# A bare value may hold hyphens: the SDK writes `display_name = my-experiment` unquoted
+# (`aiplatform.Experiment.list(filter=...)`, google_system/test_experiments.py).
+TOKEN = re.compile(r'\s*(\(|\)|"(?:[^"\\]|\\.)*"|,|=|:|!=|[A-Za-z_][A-Za-z0-9_.\-]*|[^\s()",=:]+)')
 # Filter names -> the resource's JSON field.
 FIELDS = {
     "schema_title": "schemaTitle", "display_name": "displayName", "uri": "uri",

@@ -9,21 +9,19 @@ long-running operation, done at once, whose response is the Dataset, as the SDK 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
-from vertexkit.local.errors import bad_request
 from vertexkit.local.lifecycle import Lifecycle
-from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
-from vertexkit.local.vertex.datasets import sources, transfer
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
+from vertexkit.local.vertex.datasets import sources, transfer, versions
 from vertexkit.local.vertex.datasets.items import DatasetItems
 from vertexkit.local.vertex.datasets.versions import DatasetVersions
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
-from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
+from vertexkit.local.vertex.store import Resource
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.datasets import validate_dataset
-from vertexkit.specs.requests import validate_list_query, validate_metadata, validate_parent
+from vertexkit.specs.requests import validate_metadata
 
 LOCATION = "projects/{project}/locations/{location}"
 COLLECTION = "datasets"
@@ -31,65 +29,30 @@ KIND = "Dataset"
 OUTPUT_ONLY = ("name", "createTime", "updateTime", "etag", "dataItemCount", "metadataArtifact")
 PATCHABLE = {"display_name": "displayName", "displayName": "displayName", "labels": "labels",
              "description": "description"}  # fmt: skip
+DATASETS = Recipe(
+    COLLECTION, KIND, aiplatform_v1.Dataset, None, None, COLLECTION, validate_dataset,
+    "CreateDatasetOperationMetadata", children=(versions.COLLECTION,), output_only=OUTPUT_ONLY,
+    updatable=PATCHABLE, regional=True,
+)  # fmt: skip
 
 
+class Datasets(StandardMethods):
+    """A dataset's source is read (the table or the CSV header) before it is stored; a patch
+    changes its metadata only (display name, labels, description)."""
+
+    def __init__(self, backend: VertexBackend) -> None:
+        super().__init__(backend, DATASETS)
+
+    def check(self, request: VertexRequest, body: Resource) -> None:
+        validate_dataset(body)
+        sources.check_readable(self.backend, body)
+
+    def check_patch(self, updated: Resource) -> None:
+        validate_metadata(updated, "")
 
 
 class DatasetsArea(Lifecycle):
-    def __init__(self, backend: VertexBackend) -> None:
-        self.backend = backend
-        self.store = backend.store
-        self.versions = DatasetVersions(backend)
-
-    def create(self, request: VertexRequest) -> dict[str, Any]:
-        validate_parent(request.params["project"], request.params["location"])
-        body = protos.to_dict(protos.parse(aiplatform_v1.Dataset, request.body))
-        for output_only in OUTPUT_ONLY:
-            body.pop(output_only, None)
-        validate_dataset(body)
-        sources.check_readable(self.backend, body)
-        now = now_rfc3339()
-        name = f"{request.parent}/{COLLECTION}/{self.store.new_id()}"
-        dataset = {**body, "name": name, "createTime": now, "updateTime": now, "etag": now}
-        self.store.insert(COLLECTION, name, dataset)
-        return self.backend.operations.run_now(
-            name, "CreateDatasetOperationMetadata", KIND, dataset
-        )
-
-    def get(self, request: VertexRequest) -> dict[str, Any]:
-        return self.store.get(request.path, kind=KIND)
-
-    def list(self, request: VertexRequest) -> dict[str, Any]:
-        validate_list_query(request.query)
-        datasets = self.store.list(COLLECTION, request.parent)
-        wanted = request.query.get("filter", "")
-        if wanted.startswith("display_name="):
-            shown = wanted.split("=", 1)[1].strip().strip('"')
-            datasets = [d for d in datasets if d.get("displayName") == shown]
-        return page(datasets, request.query, COLLECTION)
-
-    def patch(self, request: VertexRequest) -> dict[str, Any]:
-        current = self.store.get(request.path, kind=KIND)
-        patch = protos.to_dict(protos.parse(aiplatform_v1.Dataset, request.body))
-        paths = [p for p in request.query.get("updateMask", "").split(",") if p]
-        unknown = [p for p in paths if p not in PATCHABLE]
-        if not paths or unknown:
-            raise bad_request(
-                f"updateMask: {', '.join(unknown) or 'required'}; updatable fields are "
-                "display_name, labels, description"
-            )
-        updated = dict(current)
-        apply_update_mask(updated, paths, PATCHABLE, patch)
-        validate_metadata(updated, "")
-        updated["updateTime"] = updated["etag"] = now_rfc3339()
-        return self.store.put(request.path, updated)
-
-    def delete(self, request: VertexRequest) -> dict[str, Any]:
-        self.store.get(request.path, kind=KIND)
-        self.versions.delete_all(request.path)
-        self.store.delete(request.path)
-        operation = self.backend.operations.start(request.path, "DeleteOperationMetadata")
-        return self.backend.operations.finish(operation["name"])
+    """Datasets, their versions, items and transfers: nothing to start or stop."""
 
 
 def find_dataset(backend: VertexBackend, location: str, dataset_id: str) -> Resource | None:
@@ -98,29 +61,19 @@ def find_dataset(backend: VertexBackend, location: str, dataset_id: str) -> Reso
 
 def register(context: AreaContext) -> DatasetsArea:
     router, backend = context.router, context.backend
-    area = DatasetsArea(backend)
+    area = DatasetsArea()
     collection = f"{LOCATION}/{COLLECTION}"
     dataset = f"{collection}/{{dataset}}"
-    router.route("POST", collection)(area.create)
-    router.route("GET", collection)(area.list)
-    router.route("GET", dataset)(area.get)
-    router.route("PATCH", dataset)(area.patch)
-    router.route("DELETE", dataset)(area.delete)
+    Datasets(backend).register(router, collection)
     router.route("POST", f"{dataset}:import")(partial(transfer.import_data, backend))
     router.route("POST", f"{dataset}:export")(partial(transfer.export_data, backend))
-    register_versions(router, area.versions, f"{dataset}/datasetVersions")
+    dataset_versions = DatasetVersions(backend)
+    dataset_versions.register(router, f"{dataset}/{versions.COLLECTION}")
+    router.route("GET", f"{dataset}/{versions.COLLECTION}/{{version}}:restore")(
+        dataset_versions.restore
+    )
     register_items(router, DatasetItems(backend), dataset)
     return area
-
-
-def register_versions(router: VertexRouter, versions: DatasetVersions, collection: str) -> None:
-    version = f"{collection}/{{version}}"
-    router.route("POST", collection)(versions.create)
-    router.route("GET", collection)(versions.list)
-    router.route("GET", version)(versions.get)
-    router.route("PATCH", version)(versions.patch)
-    router.route("DELETE", version)(versions.delete)
-    router.route("GET", f"{version}:restore")(versions.restore)
 
 
 def register_items(router: VertexRouter, items: DatasetItems, dataset: str) -> None:

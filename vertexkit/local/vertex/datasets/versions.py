@@ -15,10 +15,10 @@ import copy
 from typing import Any
 
 from vertexkit.local.errors import bad_request
-from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.router import VertexRequest
-from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.local.vertex.store import Resource, now_rfc3339
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.requests import validate_list_query
 
@@ -29,58 +29,37 @@ OUTPUT_ONLY = ("name", "createTime", "updateTime", "bigQueryDatasetName", "metad
 MAX_DISPLAY_NAME = 128
 
 
-class DatasetVersions:
+def validate_version(body: Resource) -> None:
+    if len(body.get("displayName", "")) > MAX_DISPLAY_NAME:
+        raise bad_request("displayName: at most 128 characters.")
+
+
+VERSIONS = Recipe(
+    COLLECTION, KIND, aiplatform_v1.DatasetVersion, None, None, COLLECTION, validate_version,
+    "CreateDatasetVersionOperationMetadata", methods=("create", "list", "get", "patch", "delete"),
+    output_only=OUTPUT_ONLY, filterable=False, parent_kind="Dataset",
+    updatable={"display_name": "displayName", "displayName": "displayName"},
+)  # fmt: skip
+
+
+class DatasetVersions(StandardMethods):
+    """A version is the dataset's metadata when it was taken; restore writes it back."""
+
     def __init__(self, backend: VertexBackend) -> None:
-        self.backend = backend
-        self.store = backend.store
+        super().__init__(backend, VERSIONS)
 
-    def create(self, request: VertexRequest) -> Resource:
-        body = self.parsed(request.body)
-        dataset = self.store.get(request.path.rsplit("/", 1)[0], kind="Dataset")
-        now = now_rfc3339()
-        name = f"{dataset['name']}/{COLLECTION}/{self.store.new_id()}"
-        version = {**body, "name": name, "createTime": now, "updateTime": now, "etag": now,
-                   "metadata": copy.deepcopy(dataset.get("metadata", {}))}  # fmt: skip
-        self.store.insert(COLLECTION, name, version)
-        return self.backend.operations.run_now(
-            name, "CreateDatasetVersionOperationMetadata", KIND, version
-        )
+    def build(self, name: str, body: Resource) -> Resource:
+        dataset = self.store.get(name.split(f"/{COLLECTION}/")[0], kind="Dataset")
+        return {**super().build(name, body), "metadata": copy.deepcopy(dataset.get("metadata", {}))}
 
-    def parsed(self, body: Resource) -> Resource:
-        parsed = protos.to_dict(protos.parse(aiplatform_v1.DatasetVersion, body))
-        for output_only in OUTPUT_ONLY:
-            parsed.pop(output_only, None)
-        if len(parsed.get("displayName", "")) > MAX_DISPLAY_NAME:
-            raise bad_request("displayName: at most 128 characters.")
-        return parsed
-
-    def get(self, request: VertexRequest) -> Resource:
+    def lookup(self, request: VertexRequest) -> Resource:
         reject_unread(request.query, ("readMask",))
-        return self.store.get(request.path, kind=KIND)
+        return super().lookup(request)
 
-    def list(self, request: VertexRequest) -> Resource:
+    def items(self, request: VertexRequest) -> list[Resource]:
         validate_list(request.query)
-        dataset = self.store.get(request.path.rsplit("/", 1)[0], kind="Dataset")
-        return page(self.store.list(COLLECTION, dataset["name"]), request.query, COLLECTION)
-
-    def patch(self, request: VertexRequest) -> Resource:
-        current = self.store.get(request.path, kind=KIND)
-        patch = self.parsed(request.body)
-        paths = [p for p in request.query.get("updateMask", "").split(",") if p]
-        if not paths or any(p not in ("display_name", "displayName") for p in paths):
-            raise bad_request(
-                f"updateMask: {request.query.get('updateMask') or 'required'}; the updatable "
-                "field is display_name."
-            )
-        updated = {**current, "displayName": patch.get("displayName", "")}
-        updated["updateTime"] = updated["etag"] = now_rfc3339()
-        return self.store.put(request.path, updated)
-
-    def delete(self, request: VertexRequest) -> Resource:
-        self.store.get(request.path, kind=KIND)
-        self.store.delete(request.path)
-        operation = self.backend.operations.start(request.path, "DeleteOperationMetadata")
-        return self.backend.operations.finish(operation["name"])
+        dataset = self.require_parent(request.path) or {}
+        return self.store.list(COLLECTION, dataset["name"])
 
     def restore(self, request: VertexRequest) -> Resource:
         version = self.store.get(request.path.rsplit(":", 1)[0], kind=KIND)
@@ -97,11 +76,6 @@ class DatasetVersions:
         return self.backend.operations.run_now(
             version["name"], "RestoreDatasetVersionOperationMetadata", KIND, version
         )
-
-    def delete_all(self, dataset_name: str) -> None:
-        """A dataset's versions go with it."""
-        for version in self.store.list(COLLECTION, dataset_name):
-            self.store.delete(version["name"])
 
 
 def reject_unread(query: dict[str, Any], fields: tuple[str, ...]) -> None:

@@ -1,45 +1,14 @@
-"""The pipeline driver's pure parts: task labels, numbers, the storage mount."""
+"""The pipeline driver's pure parts: numbers, the storage mount, the workers' preload."""
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from kfp import dsl
 
-from vertexkit.local.vertex.pipelines.driver import (
-    _typed_parameters,
-    storage_root,
-    task_label,
-    whole_numbers_as_int,
-)
+from vertexkit.local.vertex.pipelines.driver import storage_root
+from vertexkit.local.vertex.pipelines.leaf import typed_parameters, whole_numbers_as_int
 
 REPO = Path(__file__).resolve().parents[4]
-
-
-@pytest.mark.parametrize(
-    ("task_name", "display", "resource", "expected"),
-    [
-        pytest.param("train", "", "run-1", ("train", "train"), id="plain"),
-        pytest.param("train", "fit", "run-1", ("fit", "train"), id="display-name"),
-        pytest.param(
-            "train",
-            "",
-            "run-1/for-loop-2-iteration-1",
-            ("train [1]", "for-loop-2.iteration-1.train"),
-            id="loop",
-        ),
-        pytest.param(
-            "nap",
-            "",
-            "run-1/for-loop-2-iteration-0/for-loop-4-iteration-3",
-            ("nap [0][3]", "for-loop-2.iteration-0.for-loop-4.iteration-3.nap"),
-            id="nested-loops",
-        ),
-    ],
-)
-def test_task_label(task_name: str, display: str, resource: str, expected: tuple) -> None:
-    spec = SimpleNamespace(task_info=SimpleNamespace(name=display))
-    assert task_label(task_name, spec, resource) == expected
 
 
 def test_whole_numbers_inside_lists_and_dicts_become_integers() -> None:
@@ -66,7 +35,8 @@ def test_root_parameters_are_typed_by_the_spec() -> None:
             }
         }
     }
-    typed = _typed_parameters(spec, {"count": 3.0, "ratio": 1.0, "config": {"n": 20.0}})
+    declared = spec["root"]["inputDefinitions"]["parameters"]
+    typed = typed_parameters(declared, {"count": 3.0, "ratio": 1.0, "config": {"n": 20.0}})
     assert typed == {"count": 3, "ratio": 1.0, "config": {"n": 20}}
     assert isinstance(typed["ratio"], float) and isinstance(typed["config"]["n"], int)
 

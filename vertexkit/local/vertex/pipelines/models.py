@@ -32,7 +32,11 @@ TASK_SUCCEEDED = "SUCCEEDED"
 TASK_FAILED = "FAILED"
 TASK_SKIPPED = "SKIPPED"  # Vertex's word for a cache hit
 TASK_CANCELLED = "CANCELLED"
-TASK_TERMINAL = frozenset({TASK_SUCCEEDED, TASK_FAILED, TASK_SKIPPED, TASK_CANCELLED})
+TASK_NOT_TRIGGERED = "NOT_TRIGGERED"  # its trigger policy's condition was false
+TASK_TERMINAL = frozenset(
+    {TASK_SUCCEEDED, TASK_FAILED, TASK_SKIPPED, TASK_CANCELLED, TASK_NOT_TRIGGERED}
+)
+_COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 # Schedule.State values.
 ACTIVE = "ACTIVE"
@@ -108,7 +112,8 @@ def set_task_state(task: Resource, state: str, at: str, error: str | None = None
         task.setdefault("startTime", at)
         task["endTime"] = at
     if error:
-        task["error"] = status["error"] = {"code": CODE_UNKNOWN, "message": error}
+        message = plain_text(error)
+        task["error"] = status["error"] = {"code": CODE_UNKNOWN, "message": message}
     task.setdefault("pipelineTaskStatus", []).append(status)
 
 
@@ -120,10 +125,21 @@ def end_open_tasks(job: Resource, state: str) -> None:
             set_task_state(task, state, now)
 
 
-def dag_failure_message(failed_tasks: list[str]) -> str:
-    """The job error Vertex writes when tasks fail."""
+def plain_text(text: str) -> str:
+    """A message without terminal colour codes (a task's log may carry them)."""
+    return _COLOUR.sub("", text)
+
+
+def dag_failure_message(failed_tasks: list[str], causes: list[str] | None = None) -> str:
+    """The job error Vertex writes when tasks fail, and each failed task's cause after it (the
+    first line of its error: the rest is in the task's detail)."""
     names = ", ".join(failed_tasks)
-    return f"The DAG failed because some tasks failed. The failed tasks are: [{names}]."
+    message = f"The DAG failed because some tasks failed. The failed tasks are: [{names}]."
+    for task, cause in zip(failed_tasks, causes or [], strict=False):
+        headline = plain_text(cause).strip().splitlines()[0] if cause.strip() else ""
+        if headline:
+            message += f"\n{task}: {headline}"
+    return message
 
 
 # -- list filters ----------------------------------------------------------------------------------

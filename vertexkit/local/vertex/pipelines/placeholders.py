@@ -69,10 +69,14 @@ def resolve_escaped_executor_input(element: str, executor_input: dict[str, Any])
     """`{{$.json_escape[N]}}` -> the executor input's JSON, escaped N times as a JSON string's
     contents (kfp.local refuses every json_escape placeholder)."""
 
-    def escaped(match: re.Match[str]) -> str:
-        text = json.dumps(executor_input)
-        for _ in range(int(match.group(1))):
-            text = json.dumps(text)[1:-1]
-        return text
+    return EXECUTOR_INPUT_ESCAPED.sub(
+        lambda match: escaped_executor_input(executor_input, int(match.group(1))), element
+    )
 
-    return EXECUTOR_INPUT_ESCAPED.sub(escaped, element)
+
+def escaped_executor_input(executor_input: dict[str, Any], times: int) -> str:
+    """The executor input's JSON, escaped `times` times as a JSON string's contents."""
+    text = json.dumps(executor_input)
+    for _ in range(times):
+        text = json.dumps(text)[1:-1]
+    return text

@@ -363,8 +363,6 @@ def _validate_root_bucket(root: str, field: str) -> None:
         raise bad_request(f"{field}: {exc.message}") from None
 
 
-
-
 def checked_page(items: list[Resource], query: dict[str, str], key: str) -> Resource:
     validate_list_query(query)
     return page(items, query, key)

@@ -74,6 +74,7 @@ class PipelineRunner:
             "enableCaching": enable_caching,
             "cacheRoot": str(self.backend.home / "kfp-cache"),
             "maxParallel": _max_parallel(job),
+            "failurePolicy": job.get("runtimeConfig", {}).get("failurePolicy"),
             **placeholders.job_settings(job),  # what Vertex's placeholders resolve to
         }
         (job_dir / RUN_FILE).write_text(json.dumps(settings))
@@ -170,6 +171,7 @@ class _EventFollower:
         self._offset = 0
         self._task_ids: dict[int, str] = {}
         self._failed_tasks: list[str] = []
+        self._failure_causes: list[str] = []
         self._pipeline_error: str | None = None
         self._succeeded = False
 
@@ -195,18 +197,10 @@ class _EventFollower:
             if job["state"] != models.CANCELLING:
                 models.set_state(job, models.RUNNING)
             tasks.append(models.root_task(job, self._new_task_id()))
-        elif kind == "task_started":
-            task_id = self._new_task_id()
-            self._task_ids[event["task_id"]] = str(task_id)
-            task = {
-                "taskId": str(task_id),
-                "parentTaskId": tasks[0]["taskId"] if tasks else None,
-                "taskName": event["task"],
-                "taskUniqueName": event.get("unique", event["task"]),
-                "createTime": at,
-            }
-            models.set_task_state(task, models.TASK_RUNNING, at)
-            tasks.append({k: v for k, v in task.items() if v is not None})
+        elif kind in ("task_started", "task_not_triggered"):
+            task = self._new_task(tasks, event, at)
+            if kind == "task_not_triggered":
+                models.set_task_state(task, models.TASK_NOT_TRIGGERED, at)
         elif kind in ("task_succeeded", "task_cached", "task_failed"):
             task = self._task(tasks, event["task_id"])
             state = {
@@ -217,12 +211,32 @@ class _EventFollower:
             if task:
                 models.set_task_state(task, state, at, event.get("error"))
                 _record_outputs(task, event)
-            if kind == "task_failed":
+            # a DAG task fails with its failed task: the job's error names the task itself
+            if kind == "task_failed" and task is not None and not _has_children(tasks, task):
                 self._failed_tasks.append(event["task"])
+                self._failure_causes.append(event.get("error") or "")
         elif kind == "pipeline_failed":
             self._pipeline_error = event.get("error")
         elif kind == "pipeline_succeeded":
             self._succeeded = True
+
+    def _new_task(self, tasks: list[Resource], event: dict[str, Any], at: str) -> Resource:
+        """A task detail; its parent is its DAG task (a loop's, for an iteration's tasks)."""
+        task_id = self._new_task_id()
+        self._task_ids[event["task_id"]] = str(task_id)
+        parent = self._task_ids.get(event.get("parent") or 0)
+        task = {
+            "taskId": str(task_id),
+            "parentTaskId": parent or (tasks[0]["taskId"] if tasks else None),
+            "taskName": event["task"],
+            "taskUniqueName": event.get("unique", event["task"]),
+            "createTime": at,
+        }
+        if event.get("inputs"):
+            task["inputs"] = event["inputs"]
+        models.set_task_state(task, models.TASK_RUNNING, at)
+        tasks.append({k: v for k, v in task.items() if v is not None})
+        return tasks[-1]
 
     def _new_task_id(self) -> int:
         return self.backend.store.next_counter(f"{self.name}/taskIds")
@@ -240,9 +254,10 @@ class _EventFollower:
             models.set_state(job, models.SUCCEEDED)
         elif self._failed_tasks:
             models.end_open_tasks(job, models.TASK_FAILED)
-            _fail(job, models.dag_failure_message(self._failed_tasks))
+            _fail(job, models.dag_failure_message(self._failed_tasks, self._failure_causes))
         else:
             reason = self._pipeline_error or f"the pipeline process exited with {returncode}"
+            reason = models.plain_text(reason)
             models.end_open_tasks(job, models.TASK_FAILED)
             _fail(job, reason)
 
@@ -251,6 +266,10 @@ def _max_parallel(job: Resource) -> int | None:
     """`vertexkit run --max-parallel N` travels as the job label MAX_PARALLEL_LABEL."""
     value = (job.get("labels") or {}).get(MAX_PARALLEL_LABEL, "")
     return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def _has_children(tasks: list[Resource], task: Resource) -> bool:
+    return any(t.get("parentTaskId") == task["taskId"] for t in tasks)
 
 
 def _record_outputs(task: Resource, event: dict[str, Any]) -> None:

@@ -1,7 +1,6 @@
-"""Runs one lightweight-component task process for the pipeline driver (kfp.local's seam).
+"""Runs one task's process for the pipeline executor, as Vertex's launcher would run it.
 
-kfp.local's `SubprocessRunner` hands every container executor to a task handler with the task's
-full command. This handler takes its place (`install`) and runs the command as Vertex would:
+The executor (`executor`, `leaf`) hands every container task here with its resolved command:
 
 - `packages_to_install`: the `pip install` prelude kfp puts in front of the command is taken off;
   the packages go into an isolated environment for that package list (`task_envs`), and the task
@@ -12,14 +11,17 @@ full command. This handler takes its place (`install`) and runs the command as V
 - A Google Cloud Pipeline Components operator (GCPC's image, `python3 -u -m
   google_cloud_pipeline_components...`) runs its own launcher, from the GCPC installed here,
   through `gcpc_main`: the local cloud's client hook (process_env) points its hard-coded
-  `<location>-aiplatform.googleapis.com` and default credentials at the local cloud. Any other
-  container component is refused, naming its image.
+  `<location>-aiplatform.googleapis.com` and default credentials at the local cloud.
+- Any other container component runs its command as a local process, as custom jobs run a
+  container's command (no Docker: the image is not pulled, said once in the task's log), when its
+  program exists here (`python3` is this interpreter); else the run is refused before its first
+  task, naming the task and the image (`refuse_unless_runnable`).
 - Where it can (`warm_tasks`), the task's process is a child forked from one of the run's warm
   task workers, which have imported kfp's executor (and the Google clients) once; a task that
   needs its own interpreter, or a run where fork is not available, gets a plain process.
-- At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the driver
-  holds a `task_slot()` from a task's start event to its end event, so the recorded times are
-  the task's real run.
+- At most `max_parallel` tasks run at once (`--max-parallel`, default the core count): the
+  executor holds a `task_slot()` from a task's start event to its end event, so the recorded
+  times are the task's real run.
 - The task's output goes to the driver's log, each line prefixed with the task; its last lines
   (or the component's `executor_error.json`) are the task's error when it fails.
 """
@@ -30,6 +32,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,37 +84,19 @@ class HandlerSettings:
         self.slots = threading.BoundedSemaphore(max(1, self.max_parallel))
 
 
-@dataclass
-class TaskContext:
-    """What the driver knows about the task running in this thread, and what the run left."""
-
-    label: str = "task"
-    error: str | None = None
-
-
 _settings: HandlerSettings | None = None
-_current = threading.local()
 
 
-def current_task() -> TaskContext:
-    if not hasattr(_current, "task"):
-        _current.task = TaskContext()
-    return _current.task
+def configure(settings: HandlerSettings) -> None:
+    """The run's settings: environments, the storage mount, slots, warm workers."""
+    global _settings
+    _settings = settings
 
 
 def task_slot() -> threading.BoundedSemaphore:
     """One of the `max_parallel` places a task holds while it runs (from its start event)."""
-    assert _settings is not None, "task_handler.install() was not called"
+    assert _settings is not None, "task_handler.configure() was not called"
     return _settings.slots
-
-
-def install(settings: HandlerSettings) -> None:
-    """Makes kfp.local run lightweight tasks through `VertexTaskHandler`."""
-    from kfp.local import subprocess_task_handler
-
-    global _settings
-    _settings = settings
-    subprocess_task_handler.SubprocessTaskHandler = VertexTaskHandler  # type: ignore[misc]
 
 
 def split_install_prelude(command: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -155,15 +140,25 @@ def gcpc_launcher(image: str, command: list[str]) -> str | None:
     return None
 
 
-def refuse_unless_runnable(container: Any) -> None:
-    """Refuses a container component that is neither a lightweight component nor a GCPC
-    operator, before kfp.local resolves its placeholders."""
-    command = [*(container.command or []), *(container.args or [])]
-    if not is_lightweight(command) and not gcpc_launcher(container.image, command):
+def local_program(command: list[str]) -> str | None:
+    """The program a container command runs, when it exists here (`python3` is ours)."""
+    if not command:
+        return None
+    if os.path.basename(command[0]).startswith("python"):
+        return sys.executable
+    return shutil.which(command[0])
+
+
+def refuse_unless_runnable(task: str, container: dict[str, Any]) -> None:
+    """Refuses, before the run's first task, a container whose program does not exist here."""
+    command = [*(container.get("command") or []), *(container.get("args") or [])]
+    if is_lightweight(command) or gcpc_launcher(container.get("image", ""), command):
+        return
+    if local_program(command) is None:
         raise TaskRefused(
-            f"image {container.image!r}: a container component; the local runner runs "
-            "lightweight Python components (@dsl.component) and Google Cloud Pipeline "
-            "Components operators only: run this pipeline on Vertex AI with --vertex"
+            f"task {task!r}: image {container.get('image')!r}: no Docker here, and its "
+            f"command's program {command[0] if command else '(none)'!r} does not exist on this "
+            "machine: run this pipeline on Vertex AI with --vertex"
         )
 
 
@@ -183,27 +178,29 @@ def through_task_main(command: list[str], python: str) -> list[str]:
     return rewritten
 
 
-class VertexTaskHandler:
-    """kfp.local's `ITaskHandler` for lightweight components and GCPC operators (module doc)."""
+@dataclass
+class TaskResult:
+    exit_code: int
+    error: str | None = None
 
-    def __init__(
-        self,
-        image: str,
-        full_command: list[str],
-        pipeline_root: str,
-        runner: Any,
-        env_vars: dict[str, str] | None = None,
-    ) -> None:
+
+class TaskProcess:
+    """One task's process: a lightweight component, a GCPC operator or a container command."""
+
+    def __init__(self, label: str, image: str, full_command: list[str], env: dict[str, str]):
+        self.label = label
         self.image = image
         self.full_command = list(full_command)
-        self.env_vars = dict(env_vars or {})
+        self.env_vars = dict(env)
 
-    def run(self) -> Any:
-        assert _settings is not None, "task_handler.install() was not called"
+    def run(self) -> TaskResult:
+        assert _settings is not None, "task_handler.configure() was not called"
         if gcpc_launcher(self.image, self.full_command):
             command = through_gcpc_main(self.full_command, sys.executable)
             warm: WarmCall | None = gcpc_call(self.full_command)
             return self._finish(command, executor_output_dir(command), warm)
+        if not is_lightweight(self.full_command):
+            return self._run_container()
         command, packages, pip_options = split_install_prelude(self.full_command)
         python = sys.executable
         warm = kfp_call(command)
@@ -213,19 +210,27 @@ class VertexTaskHandler:
         command = through_task_main(command, python)
         return self._finish(command, executor_output_dir(command), warm)
 
-    def _finish(self, command: list[str], output_dir: str | None, warm: WarmCall | None) -> Any:
-        """Runs the task's process; its status, and its error for the driver when it fails."""
-        from kfp.local import status
+    def _run_container(self) -> TaskResult:
+        program = local_program(self.full_command)
+        command = [program or self.full_command[0], *self.full_command[1:]]
+        TaskOutput(self.label).line(
+            f"no Docker here: image {self.image} is not pulled; its command runs as a local "
+            "process\n"
+        )
+        return self._finish(command, None, None)
 
+    def _finish(
+        self, command: list[str], output_dir: str | None, warm: WarmCall | None
+    ) -> TaskResult:
+        """Runs the task's process; its exit code, and its error when it fails."""
         error_dir = Path(output_dir) if output_dir else None
         if error_dir is not None:
             (error_dir / EXECUTOR_ERROR_FILE).unlink(missing_ok=True)  # a retry starts clean
-        output = TaskOutput(current_task().label)
+        output = TaskOutput(self.label)
         returncode = self._run_process(command, warm, output)
         if returncode == 0:
-            return status.Status.SUCCESS
-        current_task().error = _failure_message(error_dir, list(output.tail), returncode)
-        return status.Status.FAILURE
+            return TaskResult(0)
+        return TaskResult(returncode, _failure_message(error_dir, list(output.tail), returncode))
 
     def _run_process(self, command: list[str], warm: WarmCall | None, output: TaskOutput) -> int:
         assert _settings is not None

@@ -3,7 +3,6 @@
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 
 import sys
-from types import SimpleNamespace
 
 import pytest
 from google.protobuf import json_format
@@ -93,14 +92,11 @@ def _gcpc_ops() -> list:
     return [BigqueryQueryJobOp, CustomTrainingJobOp, EndpointCreateOp, ModelDeployOp, ModelUploadOp]
 
 
-def _compiled_container(component) -> SimpleNamespace:
-    """The container as the driver gets it: from the compiled IR, placeholders as text."""
+def _compiled_container(component) -> dict:
+    """The container as the executor gets it: from the compiled IR, placeholders as text."""
     spec = json_format.MessageToDict(component.pipeline_spec)
     [executor] = spec["deploymentSpec"]["executors"].values()
-    container = executor["container"]
-    return SimpleNamespace(
-        image=container["image"], command=container["command"], args=container.get("args", [])
-    )
+    return executor["container"]
 
 
 @pytest.mark.parametrize("op", _gcpc_ops(), ids=lambda op: op.name)
@@ -113,10 +109,10 @@ def test_a_gcpc_operator_runs_its_launcher_through_gcpc_main(op) -> None:
     )
 
     container = _compiled_container(op)
-    command = [*container.command, *container.args]
-    module = gcpc_launcher(container.image, command)
+    command = [*container["command"], *container.get("args", [])]
+    module = gcpc_launcher(container["image"], command)
     assert module and module.startswith("google_cloud_pipeline_components.container.")
-    refuse_unless_runnable(container)  # not refused
+    refuse_unless_runnable("op", container)  # not refused
     local = through_gcpc_main(command, sys.executable)
     assert local[:5] == [sys.executable, "-u", "-m", GCPC_MAIN, module]
     assert local[5:] == command[4:]  # the launcher's own arguments, unchanged
@@ -124,7 +120,7 @@ def test_a_gcpc_operator_runs_its_launcher_through_gcpc_main(op) -> None:
 
 @dsl.container_component
 def gcpc_lookalike():
-    """GCPC's module name in another image: not GCPC's launcher, so refused."""
+    """GCPC's module name in another image: not GCPC's launcher; python3 exists here."""
     return dsl.ContainerSpec(
         image="alpine:3.20",
         command=["python3", "-u", "-m", "google_cloud_pipeline_components.container.v1.x"],
@@ -137,13 +133,25 @@ def shell_step():
                              command=["sh", "-c", "echo hi"])  # fmt: skip
 
 
+@dsl.container_component
+def own_binary():
+    return dsl.ContainerSpec(image="us-docker.pkg.dev/p/r/trainer:1", command=["/opt/app/train"])
+
+
 @pytest.mark.parametrize(
     "component", [gcpc_lookalike, shell_step], ids=["other-image", "gcpc-image-not-a-launcher"]
 )
-def test_other_container_components_are_refused_naming_the_image(component) -> None:
+def test_a_container_whose_program_exists_here_runs_as_a_local_process(component) -> None:
+    # The same rule as a custom job's container (training/execution.py): its command runs here.
+    from vertexkit.local.vertex.pipelines.task_handler import refuse_unless_runnable
+
+    refuse_unless_runnable("step", _compiled_container(component))  # not refused
+
+
+def test_a_container_whose_program_is_not_here_is_refused_naming_task_and_image() -> None:
     from vertexkit.local.vertex.pipelines.task_handler import TaskRefused, refuse_unless_runnable
 
-    container = _compiled_container(component)
-    with pytest.raises(TaskRefused, match="a container component") as refused:
-        refuse_unless_runnable(container)
-    assert repr(container.image) in str(refused.value)
+    container = _compiled_container(own_binary)
+    with pytest.raises(TaskRefused, match="no Docker here") as refused:
+        refuse_unless_runnable("train", container)
+    assert repr(container["image"]) in str(refused.value) and "'train'" in str(refused.value)

@@ -11,7 +11,14 @@ from vertexkit.local.errors import refused
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
-from vertexkit.local.vertex.registry import endpoint_changes, explain, responses, slices, transfer
+from vertexkit.local.vertex.registry import (
+    endpoint_changes,
+    explain,
+    methods,
+    responses,
+    slices,
+    transfer,
+)
 from vertexkit.local.vertex.registry.endpoints import EndpointRegistry
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
@@ -53,6 +60,11 @@ class RegistryArea(Lifecycle):
 def register(context: AreaContext) -> RegistryArea:
     router = context.router
     area = RegistryArea(context.backend, context.models)
+    backend = context.backend
+    methods.Models(backend, area.models).register(router, MODELS)
+    methods.Evaluations(backend, area.models).register(router, EVALUATIONS)
+    methods.Slices(backend, area.models).register(router, SLICES)
+    methods.Endpoints(backend, area.endpoints).register(router, ENDPOINTS)
     _register_models(router, area.models)
     _register_model_transfers(router, area.models)
     _register_slices(router, area.models)
@@ -81,16 +93,6 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     def upload(request: VertexRequest) -> Resource:
         return models.upload(checked_parent(request), request.body)
 
-    @router.route("GET", MODEL)
-    def get_model(request: VertexRequest) -> Resource:
-        model, version = models.resolve(request.parent, _model_param(request))
-        return models.render(version, model)
-
-    @router.route("GET", MODELS)
-    def list_models(request: VertexRequest) -> Resource:
-        found = models.list_models(request.parent, request.query.get("filter"))
-        return checked_page(found, request.query, "models")
-
     @router.route("GET", MODEL + ":listVersions")
     def list_versions(request: VertexRequest) -> Resource:
         found = models.list_versions(
@@ -102,15 +104,6 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     def merge_aliases(request: VertexRequest) -> Resource:
         return models.merge_aliases(request.parent, _model_param(request), request.body)
 
-    @router.route("PATCH", MODEL)
-    def update_model(request: VertexRequest) -> Resource:
-        mask = request.query.get("updateMask", "")
-        return models.update(request.parent, _model_param(request), request.body, mask)
-
-    @router.route("DELETE", MODEL)
-    def delete_model(request: VertexRequest) -> Resource:
-        return models.delete_model(request.parent, _model_param(request))
-
     @router.route("DELETE", MODEL + ":deleteVersion")
     def delete_version(request: VertexRequest) -> Resource:
         return models.delete_version(request.parent, _model_param(request))
@@ -119,46 +112,11 @@ def _register_models(router: VertexRouter, models: ModelRegistry) -> None:
     def import_evaluation(request: VertexRequest) -> Resource:
         return models.import_evaluation(request.parent, _model_param(request), request.body)
 
-    @router.route("GET", EVALUATION)
-    def get_evaluation(request: VertexRequest) -> Resource:
-        return models.get_evaluation(
-            request.parent, _model_param(request), request.params["evaluation"]
-        )
-
-    @router.route("GET", EVALUATIONS)
-    def list_evaluations(request: VertexRequest) -> Resource:
-        found = models.list_evaluations(request.parent, _model_param(request))
-        return checked_page(found, request.query, "modelEvaluations")
-
-
 def _register_endpoints(router: VertexRouter, area: RegistryArea) -> None:
     endpoints = area.endpoints
 
     def endpoint_name(request: VertexRequest) -> str:
         return f"{request.parent}/endpoints/{request.params['endpoint']}"
-
-    @router.route("POST", ENDPOINTS)
-    def create_endpoint(request: VertexRequest) -> Resource:
-        endpoint_id = request.query.get("endpointId")
-        return endpoints.create(checked_parent(request), endpoint_id, request.body)
-
-    @router.route("GET", ENDPOINT)
-    def get_endpoint(request: VertexRequest) -> Resource:
-        return endpoints.get(endpoint_name(request))
-
-    @router.route("GET", ENDPOINTS)
-    def list_endpoints(request: VertexRequest) -> Resource:
-        found = endpoints.list(request.parent, request.query.get("filter"))
-        return checked_page(found, request.query, "endpoints")
-
-    @router.route("PATCH", ENDPOINT)
-    def update_endpoint(request: VertexRequest) -> Resource:
-        mask = request.query.get("updateMask", "")
-        return endpoints.update(endpoint_name(request), request.body, mask)
-
-    @router.route("DELETE", ENDPOINT)
-    def delete_endpoint(request: VertexRequest) -> Resource:
-        return endpoints.delete(endpoint_name(request))
 
     @router.route("POST", ENDPOINT + ":deployModel")
     def deploy_model(request: VertexRequest) -> Resource:
@@ -211,15 +169,6 @@ def _register_model_transfers(router: VertexRouter, models: ModelRegistry) -> No
 def _register_slices(router: VertexRouter, models: ModelRegistry) -> None:
     def evaluation_of(request: VertexRequest) -> tuple[str, str, str]:
         return request.parent, _model_param(request), request.params["evaluation"]
-
-    @router.route("GET", SLICES)
-    def list_slices(request: VertexRequest) -> Resource:
-        found = slices.list_slices(models, *evaluation_of(request))
-        return checked_page(found, request.query, "modelEvaluationSlices")
-
-    @router.route("GET", SLICES + "/{slice}")
-    def get_slice(request: VertexRequest) -> Resource:
-        return slices.get_slice(models, *evaluation_of(request), request.params["slice"])
 
     @router.route("POST", SLICES + "/{slice}:batchImport")
     def batch_import(request: VertexRequest) -> Resource:

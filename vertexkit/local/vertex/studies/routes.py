@@ -32,13 +32,13 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.router import VertexRequest
-from vertexkit.local.vertex.store import Resource, now_rfc3339, page
+from vertexkit.local.vertex.store import Resource, ResourceStore, now_rfc3339
 from vertexkit.local.vertex.studies import optimizer, ranking, validation
 from vertexkit.local.vertex.training import early_stopping
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs.errors import SpecError
-from vertexkit.specs.requests import validate_list_query, validate_parent
 
 LOCATION = "projects/{project}/locations/{location}"
 STUDY = f"{LOCATION}/studies/{{study}}"
@@ -52,6 +52,18 @@ UNLIMITED = 2**31  # trials a study without maxNumTrials may still get
 SUGGEST_TYPES = ("SuggestTrialsMetadata", "SuggestTrialsResponse")
 EARLY_STOPPING_TYPES = ("CheckTrialEarlyStoppingStateMetatdata",
                         "CheckTrialEarlyStoppingStateResponse")  # fmt: skip
+# Vizier's lists take only paging, and its deletes answer Empty.
+STUDY_RECIPE = Recipe(
+    STUDIES, "Study", aiplatform_v1.Study, None, None, "studies", validation.validate_study,
+    methods=("create", "list", "get", "delete"), children=(TRIALS,),
+    output_only=STUDY_OUTPUT_ONLY, filterable=False, regional=True, delete_operation=False,
+)  # fmt: skip
+# A trial's output-only fields are refused, not dropped (`Trials.check`).
+TRIAL_RECIPE = Recipe(
+    TRIALS, "Trial", aiplatform_v1.Trial, None, None, "trials", lambda body: None,
+    methods=("create", "list", "get", "delete"), output_only=(), filterable=False,
+    parent_kind="Study", delete_operation=False,
+)  # fmt: skip
 
 
 
@@ -60,58 +72,35 @@ def parsed(message: type, body: Resource) -> Resource:
     return protos.to_dict(protos.parse(message, body))
 
 
-class StudiesArea(Lifecycle):
+class Studies(StandardMethods):
+    """A second study with the same displayName is ALREADY_EXISTS; a new one is ACTIVE."""
+
     def __init__(self, backend: VertexBackend) -> None:
-        self.backend = backend
-        self.store = backend.store
-        # Suggestions read the trials and then add to them: one at a time, so two clients
-        # never get the same REQUESTED trial or the same new trial ID.
-        self._lock = threading.Lock()
+        super().__init__(backend, STUDY_RECIPE)
 
-    # -- studies ----------------------------------------------------------------------------------
-    def create_study(self, request: VertexRequest) -> Resource:
-        validate_parent(request.params["project"], request.params["location"])
-        body = parsed(aiplatform_v1.Study, request.body)
-        for field in STUDY_OUTPUT_ONLY:
-            body.pop(field, None)
+    def check(self, request: VertexRequest, body: Resource) -> None:
         validation.validate_study(body)
-        if self.find_study(request.parent, body["displayName"]):
+        if find_study(self.store, request.parent, body["displayName"]):
             raise conflict(f'Study with displayName "{body["displayName"]}" already exists.')
-        name = f"{request.path}/{self.store.new_id()}"
-        study = {"name": name, **body, "state": "ACTIVE", "createTime": now_rfc3339()}
-        return self.store.insert(STUDIES, name, study)
 
-    def find_study(self, location: str, display_name: str) -> Resource | None:
-        found = [s for s in self.store.list(STUDIES, location) if s["displayName"] == display_name]
-        return found[0] if found else None
+    def build(self, name: str, body: Resource) -> Resource:
+        return {"name": name, **body, "state": "ACTIVE", "createTime": now_rfc3339()}
 
-    def get_study(self, request: VertexRequest) -> Resource:
-        return self.store.get(request.path, kind="Study")
 
-    def list_studies(self, request: VertexRequest) -> Resource:
-        validate_list_query(request.query)
-        return page(self.store.list(STUDIES, request.parent), request.query, "studies")
+class Trials(StandardMethods):
+    """A user's trial: REQUESTED, or SUCCEEDED with a finalMeasurement; IDs count 1, 2, ...
+    within the study, under the area's lock (suggestions add trials too)."""
 
-    def delete_study(self, request: VertexRequest) -> Resource:
-        self.store.get(request.path, kind="Study")
-        for trial in self.store.list(TRIALS, request.path):
-            self.store.delete(trial["name"])
-        self.store.delete(request.path)
-        return {}
+    def __init__(self, backend: VertexBackend, lock: threading.Lock) -> None:
+        super().__init__(backend, TRIAL_RECIPE)
+        self.lock = lock
 
-    def lookup_study(self, request: VertexRequest) -> Resource:
-        body = parsed(aiplatform_v1.LookupStudyRequest, request.body)
-        if not body.get("displayName"):
-            raise bad_request("displayName: required: the display name of the study to find")
-        study = self.find_study(request.parent, body["displayName"])
-        if study is None:
-            raise not_found(f'Study with displayName "{body["displayName"]}" not found.')
-        return study
+    def create(self, request: VertexRequest) -> Resource:
+        with self.lock:
+            return super().create(request)
 
-    # -- trials: the plain verbs ------------------------------------------------------------------
-    def create_trial(self, request: VertexRequest) -> Resource:
-        study = self.get_study_of(request.path)
-        body = parsed(aiplatform_v1.Trial, request.body)
+    def check(self, request: VertexRequest, body: Resource) -> None:
+        study = self.store.get(request.path.rsplit("/trials", 1)[0], kind="Study")
         refused = sorted(set(body) - TRIAL_INPUTS)
         if refused:
             raise bad_request(f"{refused[0]}: output only; the service sets it (allowed: "
@@ -120,34 +109,57 @@ class StudiesArea(Lifecycle):
         validation.check_parameters(spec, body.get("parameters") or [])
         if "finalMeasurement" in body:
             validation.check_final_measurement(spec, body["finalMeasurement"])
-        with self._lock:
-            return self.insert_trial(study, body, final="finalMeasurement" in body)
+
+    def new_id(self, request: VertexRequest) -> str:
+        study = self.store.get(request.path.rsplit("/trials", 1)[0], kind="Study")
+        return str(self.store.next_counter(f"{study['name']}/trials"))
+
+    def build(self, name: str, body: Resource) -> Resource:
+        return new_trial(name, body, final="finalMeasurement" in body)
+
+    def items(self, request: VertexRequest) -> list[Resource]:
+        study = self.store.get(request.path.rsplit("/trials", 1)[0], kind="Study")
+        return self.store.list(TRIALS, study["name"])
+
+
+def new_trial(name: str, body: Resource, *, final: bool) -> Resource:
+    now = now_rfc3339()
+    trial = {"name": name, "id": name.rsplit("/", 1)[1], **body, "startTime": now}
+    trial["state"] = "SUCCEEDED" if final else body.pop("state", "REQUESTED")
+    if final:
+        trial["endTime"] = now
+    return trial
+
+
+def find_study(store: ResourceStore, location: str, display_name: str) -> Resource | None:
+    found = [s for s in store.list(STUDIES, location) if s["displayName"] == display_name]
+    return found[0] if found else None
+
+
+class StudiesArea(Lifecycle):
+    def __init__(self, backend: VertexBackend) -> None:
+        self.backend = backend
+        self.store = backend.store
+        # Suggestions read the trials and then add to them: one at a time, so two clients
+        # never get the same REQUESTED trial or the same new trial ID.
+        self.lock = threading.Lock()
+
+    def lookup_study(self, request: VertexRequest) -> Resource:
+        body = parsed(aiplatform_v1.LookupStudyRequest, request.body)
+        if not body.get("displayName"):
+            raise bad_request("displayName: required: the display name of the study to find")
+        study = find_study(self.store, request.parent, body["displayName"])
+        if study is None:
+            raise not_found(f'Study with displayName "{body["displayName"]}" not found.')
+        return study
 
     def insert_trial(self, study: Resource, body: Resource, *, final: bool) -> Resource:
         trial_id = str(self.store.next_counter(f"{study['name']}/trials"))
         name = f"{study['name']}/trials/{trial_id}"
-        now = now_rfc3339()
-        trial = {"name": name, "id": trial_id, **body, "startTime": now}
-        trial["state"] = "SUCCEEDED" if final else body.pop("state", "REQUESTED")
-        if final:
-            trial["endTime"] = now
-        return self.store.insert(TRIALS, name, trial)
+        return self.store.insert(TRIALS, name, new_trial(name, body, final=final))
 
     def get_study_of(self, trials_path: str) -> Resource:
         return self.store.get(trials_path.rsplit("/trials", 1)[0], kind="Study")
-
-    def get_trial(self, request: VertexRequest) -> Resource:
-        return self.store.get(request.path, kind="Trial")
-
-    def list_trials(self, request: VertexRequest) -> Resource:
-        validate_list_query(request.query)
-        study = self.get_study_of(request.path)
-        return page(self.store.list(TRIALS, study["name"]), request.query, "trials")
-
-    def delete_trial(self, request: VertexRequest) -> Resource:
-        self.store.get(request.path, kind="Trial")
-        self.store.delete(request.path)
-        return {}
 
     # -- suggest ----------------------------------------------------------------------------------
     def suggest_trials(self, request: VertexRequest) -> Resource:
@@ -158,7 +170,7 @@ class StudiesArea(Lifecycle):
         study = self.get_study_of(request.path)
         body = suggest_request(request.body)
         started = now_rfc3339()
-        with self._lock:
+        with self.lock:
             trials = self.store.list(TRIALS, study["name"])
             chosen = self.suggestions(study, trials, body["clientId"], body["suggestionCount"])
             state = self.update_study_state(study)
@@ -231,7 +243,7 @@ class StudiesArea(Lifecycle):
 
     def change_pending(self, name: str, change: Callable[[Resource], None]) -> Resource:
         """Applies `change` to a trial that is not yet SUCCEEDED or INFEASIBLE."""
-        with self._lock:
+        with self.lock:
             trial = self.store.get(name, kind="Trial")
             if trial["state"] not in PENDING:
                 raise failed_precondition(f'Trial "{name}" is already {trial["state"]}.')
@@ -326,18 +338,12 @@ def study_seed(study: Resource) -> int:
 def register(context: AreaContext) -> StudiesArea:
     router, backend = context.router, context.backend
     area = StudiesArea(backend)
-    router.route("POST", f"{LOCATION}/studies")(area.create_study)
-    router.route("GET", f"{LOCATION}/studies")(area.list_studies)
+    Studies(backend).register(router, f"{LOCATION}/studies")
     router.route("POST", f"{LOCATION}/studies:lookup")(area.lookup_study)
-    router.route("GET", STUDY)(area.get_study)
-    router.route("DELETE", STUDY)(area.delete_study)
     trials = f"{STUDY}/trials"
-    router.route("POST", trials)(area.create_trial)
-    router.route("GET", trials)(area.list_trials)
+    Trials(backend, area.lock).register(router, trials)
     router.route("POST", f"{trials}:suggest")(area.suggest_trials)
     router.route("POST", f"{trials}:listOptimalTrials")(area.list_optimal_trials)
-    router.route("GET", TRIAL)(area.get_trial)
-    router.route("DELETE", TRIAL)(area.delete_trial)
     router.route("POST", f"{TRIAL}:addTrialMeasurement")(area.add_measurement)
     router.route("POST", f"{TRIAL}:complete")(area.complete_trial)
     router.route("POST", f"{TRIAL}:stop")(area.stop_trial)

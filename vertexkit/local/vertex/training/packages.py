@@ -15,8 +15,8 @@ tuning trial.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import shutil
 import sys
 import tempfile
@@ -25,21 +25,16 @@ from pathlib import Path
 
 from vertexkit.local.venvs import create_overlay, pip_install
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.training import env_cache
+from vertexkit.local.vertex.training.env_cache import CACHE_ENV, default_root  # noqa: F401
 
 
 class PackageError(Exception):
     """A package URI is missing or pip could not install it (the message says which)."""
 
 
-CACHE_ENV = "VERTEXKIT_TRAINER_ENV_CACHE"
 # Part of every environment's key: an environment built with another layout is not reused.
 LAYOUT = "short-exit-1"
-
-
-def default_root() -> Path:
-    """Beside the staged source distributions (vertexkit.runtime.packaging): one per machine."""
-    base = os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(base).expanduser() / "vertexkit" / "trainer-envs"
 
 
 class PackageCache:
@@ -54,8 +49,13 @@ class PackageCache:
         env_dir = self.root / environment_key(files)
         python = env_dir / "bin" / "python"
         with self._lock:
-            if not (env_dir / ".complete").exists():
+            built = not (env_dir / ".complete").exists()
+            if built:
                 self._build_beside(env_dir, files)
+            env_cache.touch(env_dir)
+            if built:  # the cache is bounded: the least recently used beyond the limit go
+                with contextlib.suppress(ValueError, OSError):  # never the job's failure
+                    env_cache.prune(self.root)
         return python
 
     def _build_beside(self, env_dir: Path, files: list[Path]) -> None:
@@ -90,6 +90,7 @@ class PackageCache:
         installed, output = pip_install(python, arguments)
         if not installed:
             raise PackageError(f"pip could not install the package URIs:\n{output}")
+        (env_dir / env_cache.PACKAGES).write_text("".join(f"{p.name}\n" for p in files))
         (env_dir / ".complete").touch()
 
 

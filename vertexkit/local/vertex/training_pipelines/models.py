@@ -21,7 +21,7 @@ from vertexkit.local.vertex.pipelines.models import (  # Vertex's one PipelineSt
 from vertexkit.local.vertex.store import Resource, new_job_resource, stamp_state
 
 COLLECTION = "trainingPipelines"
-__all__ = ["CANCELLED", "FAILED", "PENDING", "SUCCEEDED"]  # re-exported for the area
+__all__ = ["CANCELLED", "FAILED", "PENDING", "QUEUED", "SUCCEEDED"]  # re-exported for the area
 ACTIVE_STATES = frozenset({QUEUED, PENDING, RUNNING, CANCELLING})
 # What the request may not set: Vertex fills these.
 OUTPUT_ONLY = ("name", "state", "error", "createTime", "startTime", "endTime", "updateTime",

@@ -18,16 +18,11 @@ from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import Outcome
-from vertexkit.local.vertex.jobs.verbs import (
-    delete_ended,
-    fail_left_running,
-    refuse_cancel_when_ended,
-    register_job_collection,
-)
+from vertexkit.local.vertex.jobs.verbs import JobMethods, fail_left_running, job_recipe
 from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.registry.models import ModelRegistry, split_ref, validate_aliases
 from vertexkit.local.vertex.router import VertexRequest
-from vertexkit.local.vertex.training import responses
+from vertexkit.local.vertex.store import Resource, new_job_resource
 from vertexkit.local.vertex.training.dispositions import check_references
 from vertexkit.local.vertex.training.execution import Executor
 from vertexkit.local.vertex.training.runnable import check_runnable_pools
@@ -36,11 +31,13 @@ from vertexkit.local.vertex.training_pipelines.run import PipelineRun, finish_pi
 from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.specs import validate_custom_job_spec
 from vertexkit.specs.datasets import validate_input_data_config
-from vertexkit.specs.requests import validate_list_query, validate_parent
 from vertexkit.specs.training_pipelines import CUSTOM_TASK, validate_training_pipeline
 
 LOCATION = "projects/{project}/locations/{location}"
 INPUTS = "trainingTaskInputs"
+TRAINING_PIPELINES = job_recipe(models.COLLECTION, "TrainingPipeline",
+                                aiplatform_v1.TrainingPipeline, models.COLLECTION,
+                                models.OUTPUT_ONLY)  # fmt: skip
 
 
 def check_input_data_config(backend: VertexBackend, config: dict[str, Any], location: str) -> None:
@@ -75,11 +72,9 @@ def parse_task_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 class TrainingPipelinesArea(Lifecycle):
-    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+    def __init__(self, backend: VertexBackend, executor: Executor) -> None:
         self.backend = backend
-        self.store = backend.store
         self.executor = executor
-        self.registry = registry
 
     def start(self) -> None:
         def finish(name: str, outcome: Outcome) -> None:
@@ -89,23 +84,35 @@ class TrainingPipelinesArea(Lifecycle):
             self.backend, models.COLLECTION, models.ACTIVE_STATES, finish, models.FAILED
         )
 
-    # -- create --------------------------------------------------------------------------------
-    def create(self, request: VertexRequest) -> dict[str, Any]:
-        validate_parent(request.params["project"], request.params["location"])
-        body = protos.to_dict(protos.parse(aiplatform_v1.TrainingPipeline, request.body))
-        for output_only in models.OUTPUT_ONLY:
-            body.pop(output_only, None)
-        job_spec = self.checked(body, request.parent)
-        pipeline = models.new_pipeline(
-            f"{request.parent}/{models.COLLECTION}/{self.store.new_id()}", body
-        )
-        pipeline["_jobSpec"] = job_spec
-        self.store.insert(models.COLLECTION, pipeline["name"], pipeline)
+
+class TrainingPipelines(JobMethods):
+    """A pipeline's checks and its task's CustomJobSpec, then its run (`run.PipelineRun`)."""
+
+    def __init__(self, backend: VertexBackend, executor: Executor, registry: ModelRegistry) -> None:
+        super().__init__(backend, TRAINING_PIPELINES, queued=models.QUEUED,
+                         ended=models.is_terminal, stop=self.stop_pipeline)  # fmt: skip
+        self.executor = executor
+        self.registry = registry
+
+    def check(self, request: VertexRequest, body: Resource) -> None:
+        body["_jobSpec"] = self.checked(body, request.parent)  # private: what the run reads
+
+    def build(self, name: str, body: Resource) -> Resource:
+        job_spec = body.pop("_jobSpec")
+        return {**new_job_resource(name, body, self.queued), "_jobSpec": job_spec}
+
+    def created(self, resource: Resource) -> None:
         self.executor.submit(
-            pipeline["name"],
-            lambda control: PipelineRun(self.executor, self.registry, pipeline, control).run(),
+            resource["name"],
+            lambda control: PipelineRun(self.executor, self.registry, resource, control).run(),
         )
-        return models.public(pipeline)
+
+    def stop_pipeline(self, name: str) -> None:
+        self.store.mutate(name, lambda p: models.set_state(p, models.CANCELLING))
+        if not self.executor.stop(name, "cancel"):
+            finish_pipeline(
+                self.executor, name, Outcome(models.CANCELLED, jobs.CODE_CANCELLED, "CANCELED")
+            )
 
     def checked(self, body: dict[str, Any], location: str) -> dict[str, Any]:
         """Every rule, in the order Vertex reports them; returns the task's CustomJobSpec."""
@@ -143,32 +150,10 @@ class TrainingPipelinesArea(Lifecycle):
         if model_id and self.store.find(f"{location}/models/{model_id}") is not None:
             raise ApiError(409, f"modelId: a model with ID {model_id!r} already exists.")
 
-    # -- the other verbs -----------------------------------------------------------------------
-    def get(self, request: VertexRequest) -> dict[str, Any]:
-        return models.public(self.store.get(request.path, kind="TrainingPipeline"))
-
-    def list(self, request: VertexRequest) -> dict[str, Any]:
-        validate_list_query(request.query)
-        pipelines = self.store.list(models.COLLECTION, request.parent)
-        return responses.job_list(pipelines, request.query, models.COLLECTION)
-
-    def cancel(self, request: VertexRequest) -> dict[str, Any]:
-        name = request.path.rsplit(":", 1)[0]
-        pipeline = self.store.get(name, kind="TrainingPipeline")
-        refuse_cancel_when_ended(name, pipeline, models.is_terminal)
-        self.store.mutate(name, lambda p: models.set_state(p, models.CANCELLING))
-        if not self.executor.stop(name, "cancel"):
-            finish_pipeline(
-                self.executor, name, Outcome(models.CANCELLED, jobs.CODE_CANCELLED, "CANCELED")
-            )
-        return {}
-
-    def delete(self, request: VertexRequest) -> dict[str, Any]:
-        return delete_ended(self.backend, request.path, "TrainingPipeline", models.is_terminal)
-
 
 def register(context: AreaContext) -> TrainingPipelinesArea:
     router = context.router
-    area = TrainingPipelinesArea(context.backend, context.executor, context.models)
-    register_job_collection(router, f"{LOCATION}/{models.COLLECTION}", area.create, area)
+    area = TrainingPipelinesArea(context.backend, context.executor)
+    pipelines = TrainingPipelines(context.backend, context.executor, context.models)
+    pipelines.register(router, f"{LOCATION}/{models.COLLECTION}")
     return area

@@ -1,0 +1,84 @@
+"""Google's own aiplatform system tests (python-aiplatform `tests/system/aiplatform/`, vendored
+from commit 91cc8ce4f015771b5d8c43c8764ea9dc9abdb216, Apache 2.0, each file with its header),
+run against a local cloud instead of a real project.
+
+They expect a project in BUILD_SPECIFIC_GCLOUD_PROJECT, the region us-central1, and Google's
+clients created with their defaults (`aiplatform.init(project=..., location=...)`,
+`storage.Client(project=...)`): the local cloud's redirect (`vertexkit/local/hooks/
+vertexkit_redirect.py`, what `vertexkit local exec` installs) points those at it. Tests that
+need what this machine lacks are skipped with the reason; those that fail because of the local
+cloud are `xfail(strict=True)` with the cause (`EXPECTED` below).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from vertexkit.local import LocalCloud
+from vertexkit.local.projects import DEFAULT_PROJECT
+
+HOOKS = Path(__file__).resolve().parents[2] / "vertexkit" / "local" / "hooks"
+# Read by e2e_base at import, before any test module is collected.
+os.environ["BUILD_SPECIFIC_GCLOUD_PROJECT"] = DEFAULT_PROJECT
+
+# test id (file::class::test) -> why it is skipped here: what this machine lacks or what the
+# test reaches that is a real Google resource.
+SAMPLES = "reads gs://cloud-samples-data-us-central1 (Google's samples), a real Google resource"
+SCRIPT_JOB = ("CustomJob.from_local_script builds a package and runs it in a prebuilt or custom "
+              "container; against the local cloud it did not end within this suite's 2-minute "
+              "budget (a hang, not yet diagnosed: a finding, not a pass)")  # fmt: skip
+SKIPPED: dict[str, str] = {
+    "test_model_upload.py::TestModelUploadAndUpdate::test_upload_and_deploy_xgboost_model": SAMPLES,
+    "test_experiments.py::TestExperiments::test_log_execution_and_artifact": SAMPLES,
+    **{f"test_custom_job.py::TestCustomJob::test_from_local_script_{kind}": SCRIPT_JOB
+       for kind in ("prebuilt_container", "custom_container",
+                    "enable_autolog_prebuilt_container", "enable_autolog_custom_container")},
+}  # fmt: skip
+# test id -> why it fails against the local cloud (xfail strict: it must keep failing).
+NAMES_IN_METADATA = (
+    "the router writes every `projects/<id>` of an answer as `projects/<number>` on the JSON "
+    "text (vertex/core/names.py), so a user's free-form artifact `metadata` holding a resource "
+    "name comes back changed; Vertex returns metadata as written"
+)
+SERVICE_ACCOUNT = (
+    "a pipeline job created without serviceAccount is answered with the default compute "
+    "service account filled in; Vertex leaves it unset (pipelines/ is being rewritten)"
+)
+EXPERIMENTS_DF = (
+    "get_experiments_df's rows differ from Google's expected rows (column sets of the "
+    "experiment and pipeline runs); the exact difference is not yet diagnosed"
+)
+EXPECTED: dict[str, str] = {
+    "test_e2e_metadata_schema.py::TestMetadataSchema::test_google_dataset_artifact_create":
+        NAMES_IN_METADATA,
+    "test_pipeline_job.py::TestPipelineJob::test_add_pipeline_job_to_experiment": SERVICE_ACCOUNT,
+    "test_experiments.py::TestExperiments::test_get_experiments_df": EXPERIMENTS_DF,
+    "test_experiments.py::TestExperiments::test_get_experiments_df_include_time_series_false":
+        EXPERIMENTS_DF,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def google_system_cloud(local_cloud: LocalCloud) -> LocalCloud:
+    """The suite's local cloud (its variables are set by `local_cloud`), with Google's clients
+    created with their defaults redirected to it."""
+    sys.path.insert(0, str(HOOKS))
+    import vertexkit_redirect
+
+    vertexkit_redirect.install_from_env()
+    return local_cloud
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "google_system/" not in item.nodeid:
+            continue
+        test_id = item.nodeid.split("google_system/", 1)[-1]
+        if test_id in SKIPPED:
+            item.add_marker(pytest.mark.skip(reason=SKIPPED[test_id]))
+        elif test_id in EXPECTED:
+            item.add_marker(pytest.mark.xfail(reason=EXPECTED[test_id], strict=True))
