@@ -760,6 +760,53 @@ def name_struct_fields(statement: exp.Expression) -> None:
         struct.set("expressions", named)
 
 
+def align_struct_elements(statement: exp.Expression) -> None:
+    """`[STRUCT(1 AS a, 3 AS b), STRUCT(2 AS x, 3 AS y)]`: BigQuery coerces an array's struct
+    elements to one type, by position, with the first element's field names. DuckDB matches
+    struct fields by name, so the second element's `a` and `b` were NULL and a SUM(a * b) over
+    its UNNEST answered 3 for BigQuery's 9: each later element is renamed by position."""
+    for array in list(statement.find_all(exp.Array)):
+        structs = [e for e in array.expressions if isinstance(e, exp.Struct)]
+        if len(structs) < 2 or len(structs) != len(array.expressions):
+            continue
+        names = _field_names(structs[0])
+        if names is None:
+            continue
+        for struct in structs[1:]:
+            own = _field_names(struct)
+            if own is None or own == names:
+                continue
+            if len(own) != len(names):
+                raise QueryError(
+                    f"Array elements of types STRUCT<{', '.join(names)}> and "
+                    f"STRUCT<{', '.join(own)}> do not have a common supertype"
+                )
+            struct.set(
+                "expressions",
+                [
+                    exp.PropertyEQ(this=exp.to_identifier(name), expression=_field_value(f))
+                    for name, f in zip(names, struct.expressions, strict=True)
+                ],
+            )
+
+
+def _field_names(struct: exp.Struct) -> list[str] | None:
+    """The field names of a STRUCT(... AS name) whose every field is named, else None."""
+    names = []
+    for f in struct.expressions:
+        if isinstance(f, exp.PropertyEQ):
+            names.append(f.this.name)
+        elif isinstance(f, exp.Alias):
+            names.append(f.alias)
+        else:
+            return None
+    return names
+
+
+def _field_value(f: exp.Expression) -> exp.Expression:
+    return (f.expression if isinstance(f, exp.PropertyEQ) else f.this).copy()
+
+
 def _has_named_fields(struct: exp.Struct) -> bool:
     return any(isinstance(f, (exp.PropertyEQ, exp.Alias)) for f in struct.expressions)
 
@@ -840,6 +887,7 @@ def rewrite(
 def _rewrite(statement: exp.Expression) -> exp.Expression:
     positional_structs(statement)
     name_struct_fields(statement)
+    align_struct_elements(statement)
     using_columns_first(statement)
     widen_integer_literals(statement)
     name_columns(statement)

@@ -427,15 +427,22 @@ class BigQueryService(Lifecycle):
         return self._run_job(params["project"], body, None)
 
     def _run_job(
-        self, project: str, body: dict, upload: Path | None, wait_s: float | None = None
+        self,
+        project: str,
+        body: dict,
+        upload: Path | None,
+        wait_s: float | None = None,
+        fresh: bool = False,
     ) -> dict:
         validate_job(body)
         self.warehouse.expire_if_due()
         reference = body.setdefault("jobReference", {})
         reference.setdefault("projectId", project)
+        # An id made here is a fresh uuid4: no stored job can have it (a lookup per query).
+        fresh = fresh or "jobId" not in reference
         reference.setdefault("jobId", f"job_{uuid.uuid4().hex}")
         reference["location"] = LOCATION
-        if self._job_exists(project, reference["jobId"]):
+        if not fresh and self._job_exists(project, reference["jobId"]):
             raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")
         self._check_job_targets(project, body.get("configuration") or {})
         body["kind"] = "bigquery#job"
@@ -546,7 +553,8 @@ class BigQueryService(Lifecycle):
             job_body["configuration"]["jobTimeoutMs"] = body["jobTimeoutMs"]
         if body.get("requestId"):
             job_body["jobReference"]["jobId"] = f"job_{_safe_id(body['requestId'])}"
-        job = self._run_job(project, job_body, None, wait_ms / 1000)
+        fresh = not body.get("requestId")
+        job = self._run_job(project, job_body, None, wait_ms / 1000, fresh)
         page_query = {"maxResults": body["maxResults"]} if "maxResults" in body else {}
         response = self._query_results(job, page_query)
         response["kind"] = "bigquery#queryResponse"
@@ -596,8 +604,8 @@ class BigQueryService(Lifecycle):
             body.update(self._rows_page(name, fields, total, query))
         except duckdb.CatalogException:
             raise _results_expired(name) from None
-        if recorded and "rows" not in body:  # no page was read to notice an expired table
-            self._result_table(name)
+        if recorded and "rows" not in body and self.warehouse.small_result(name) is None:
+            self._result_table(name)  # no page was read to notice an expired table
         return body
 
     def _result_table(self, name: TableName) -> tuple[list[dict], int]:
