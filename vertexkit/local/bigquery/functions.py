@@ -83,6 +83,12 @@ BIT = """
 UTILITY = """
     ERROR SESSION_USER
 """
+# Called as `NET.NAME(...)`; sql.py names such a call "NET.NAME".
+NET = """
+    NET.HOST NET.IP_FROM_STRING NET.IP_NET_MASK NET.IP_TO_STRING NET.IP_TRUNC
+    NET.IPV4_FROM_INT64 NET.IPV4_TO_INT64 NET.PUBLIC_SUFFIX NET.REG_DOMAIN
+    NET.SAFE_IP_FROM_STRING
+"""
 
 FAMILIES: dict[str, str] = {
     "aggregate": AGGREGATE,
@@ -101,6 +107,7 @@ FAMILIES: dict[str, str] = {
     "hash and id": HASH_AND_ID,
     "bit": BIT,
     "utility": UTILITY,
+    "net": NET,
 }
 
 GOOGLESQL_FUNCTIONS: frozenset[str] = frozenset(
@@ -114,13 +121,9 @@ NOT_SUPPORTED: frozenset[str] = frozenset(
     [
         "PARSE_NUMERIC",
         "PARSE_BIGNUMERIC",
-        "NORMALIZE",
-        "NORMALIZE_AND_CASEFOLD",
         "SOUNDEX",
         "REGEXP_INSTR",
         "UNICODE",
-        "TO_BASE32",
-        "FROM_BASE32",
         "SAFE_CONVERT_BYTES_TO_STRING",
         "CODE_POINTS_TO_BYTES",
         "TO_CODE_POINTS",

@@ -18,6 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from vertexkit.local.bigquery import udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -130,6 +131,7 @@ def install_macros(connection: duckdb.DuckDBPyConnection) -> None:
         [duckdb.sqltype(t) for t in ("VARCHAR", "VARCHAR", "BIGINT", "BIGINT")],
         duckdb.sqltype("BIGINT"),
     )
+    udfs.install(connection, udfs.UDFS)
 
 
 def instr(source: str, search: str, position: int, occurrence: int) -> int:
@@ -593,8 +595,32 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _normalize(node: exp.Normalize) -> exp.Expression:
+    """NORMALIZE / NORMALIZE_AND_CASEFOLD(value[, NFC | NFKC | NFD | NFKD]), NFC by default."""
+    form = node.args.get("form") or None  # sqlglot writes False for a missing mode
+    mode = (form.name if isinstance(form, (exp.Var, exp.Column)) else "NFC").upper()
+    name = "NORMALIZE_AND_CASEFOLD" if node.args.get("is_casefold") else "NORMALIZE"
+    if form is not None and not isinstance(form, (exp.Var, exp.Column)):
+        raise QueryError(f"{name}: the normalization mode must be NFC, NFKC, NFD or NFKD")
+    if mode not in udfs.NORMALIZATION_MODES:
+        raise QueryError(f"Unrecognized name: {mode}; {name} takes NFC, NFKC, NFD or NFKD")
+    return call(f"bq_{name.lower()}", node.this, exp.Literal.string(mode))
+
+
+# -- NET (sql.py names a `NET.X(...)` call "NET.X") -----------------------------------------------
+NET_FUNCTIONS = (
+    "IP_FROM_STRING SAFE_IP_FROM_STRING IP_TO_STRING IP_NET_MASK IP_TRUNC IPV4_FROM_INT64"
+    " IPV4_TO_INT64 HOST PUBLIC_SUFFIX REG_DOMAIN"
+).split()
+
+
+def _net_call(name: str) -> Callable[[exp.Anonymous], exp.Expression]:
+    return lambda node: call(f"bq_net_{name.lower()}", *node.expressions)
+
+
 ANONYMOUS = {
     "IEEE_DIVIDE": lambda n: call("bq_ieee_divide", *n.expressions),
+    **{f"NET.{name}": _net_call(name) for name in NET_FUNCTIONS},
 }
 
 
@@ -669,6 +695,9 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.Concat: _concat,
     exp.StrPosition: _instr,
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
+    exp.Normalize: _normalize,
+    exp.ToBase32: lambda n: call("bq_to_base32", n.this),
+    exp.FromBase32: lambda n: call("bq_from_base32", n.this),
     exp.Chr: lambda n: duck("CASE WHEN ({x}) = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
     exp.Extract: _extract,
