@@ -18,7 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import udfs
+from vertexkit.local.bigquery import functions, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -608,10 +608,7 @@ def _normalize(node: exp.Normalize) -> exp.Expression:
 
 
 # -- NET (sql.py names a `NET.X(...)` call "NET.X") -----------------------------------------------
-NET_FUNCTIONS = (
-    "IP_FROM_STRING SAFE_IP_FROM_STRING IP_TO_STRING IP_NET_MASK IP_TRUNC IPV4_FROM_INT64"
-    " IPV4_TO_INT64 HOST PUBLIC_SUFFIX REG_DOMAIN"
-).split()
+NET_FUNCTIONS = [name.removeprefix("NET.") for name in functions.NET.split()]
 
 
 def _net_call(name: str) -> Callable[[exp.Anonymous], exp.Expression]:
