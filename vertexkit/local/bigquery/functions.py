@@ -90,6 +90,11 @@ NET = """
     NET.SAFE_IP_FROM_STRING
 """
 
+# Called as `HLL_COUNT.NAME(...)` (sql.py names such a call "HLL_COUNT.NAME").
+HLL_COUNT = """
+    HLL_COUNT.EXTRACT HLL_COUNT.INIT HLL_COUNT.MERGE HLL_COUNT.MERGE_PARTIAL
+"""
+
 FAMILIES: dict[str, str] = {
     "aggregate": AGGREGATE,
     "approximate aggregate": APPROXIMATE_AGGREGATE,
@@ -108,6 +113,7 @@ FAMILIES: dict[str, str] = {
     "bit": BIT,
     "utility": UTILITY,
     "net": NET,
+    "HyperLogLog++": HLL_COUNT,
 }
 
 GOOGLESQL_FUNCTIONS: frozenset[str] = frozenset(
@@ -136,8 +142,6 @@ NOT_SUPPORTED: frozenset[str] = frozenset(
         "ARRAY_FIRST",
         "ARRAY_LAST",
         "SHA512",
-        "APPROX_TOP_COUNT",
-        "APPROX_TOP_SUM",
         "JSON_KEYS",
         "INT64",
         "FLOAT64",

@@ -97,6 +97,26 @@ JSON_MACROS = {
         WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
         WHEN 'HUGEINT' THEN 'number' END""",
 }
+APPROXIMATE_AGGREGATE_MACROS = {
+    # APPROX_TOP_COUNT / APPROX_TOP_SUM over list(x) (NULLs kept: BigQuery counts NULL as a
+    # value). Exact counts, largest first; ties by value (BigQuery leaves their order open).
+    "bq_with_null(values, l)": """list_distinct(values)
+        || CASE WHEN list_count(values) < len(values) THEN [NULL] ELSE [] END""",
+    "bq_top_count(l, n)": """[{'value': s.value, 'count': -s.c} FOR s IN list_slice(list_sort(
+        [{'c': -len([e FOR e IN l IF e IS NOT DISTINCT FROM v]), 'value': v}
+            FOR v IN bq_with_null(l, l)]), 1, n)]""",
+    # l: list({'v': value, 'w': weight}); NULL weights are left out, a value with none sums NULL
+    "bq_weights(l, v)": "[e.w FOR e IN l IF e.v IS NOT DISTINCT FROM v AND e.w IS NOT NULL]",
+    "bq_weight_sum(ws)": """CASE WHEN len(ws) = 0 THEN NULL
+        ELSE list_reduce(ws, lambda a, b: a + b) END""",
+    "bq_top_sum(l, n)": """[{'value': s.value, 'sum': s.total} FOR s IN list_slice(list_sort(
+        [{'missing': bq_weight_sum(bq_weights(l, v)) IS NULL,
+          'neg': -bq_weight_sum(bq_weights(l, v)), 'value': v,
+          'total': bq_weight_sum(bq_weights(l, v))}
+            FOR v IN bq_with_null([e.v FOR e IN l], [e.v FOR e IN l])]), 1, n)]""",
+    # HLL_COUNT.INIT: the distinct non-NULL values as JSON, and their type, to udfs.hll_init.
+    "bq_hll_values(l)": "CAST(to_json(list_sort(list_distinct(l))) AS VARCHAR)",
+}
 ARRAY_MACROS = {
     "bq_array_at(arr, i, shown)": """CASE WHEN arr IS NULL OR i IS NULL THEN NULL
         WHEN i < 0 THEN error('Array index ' || CAST(shown AS VARCHAR)
@@ -118,6 +138,7 @@ MACROS = {
     **STRING_MACROS,
     **DATE_AND_TIME_MACROS,
     **ARRAY_MACROS,
+    **APPROXIMATE_AGGREGATE_MACROS,
     **JSON_MACROS,
 }
 
@@ -615,9 +636,49 @@ def _net_call(name: str) -> Callable[[exp.Anonymous], exp.Expression]:
     return lambda node: call(f"bq_net_{name.lower()}", *node.expressions)
 
 
+# -- approximate aggregates -----------------------------------------------------------------------
+def _approx_top(node: exp.ApproxTopK | exp.ApproxTopSum) -> exp.Expression:
+    if isinstance(node, exp.ApproxTopSum):
+        value, weight, number = node.this, node.expression, node.args["count"]
+        pairs = exp.Struct(
+            expressions=[
+                exp.PropertyEQ(this=exp.to_identifier("v"), expression=value),
+                exp.PropertyEQ(this=exp.to_identifier("w"), expression=weight),
+            ]
+        )
+        name, values = "APPROX_TOP_SUM", call("bq_top_sum", call("list", pairs), number)
+    else:
+        name, number = "APPROX_TOP_COUNT", node.expression
+        values = call("bq_top_count", call("list", node.this), number)
+    if not (isinstance(number, exp.Literal) and number.is_int and int(number.this) > 0):
+        raise QueryError(f"{name}: the number of results must be a positive INT64 literal")
+    return values
+
+
+def _hll_init(node: exp.Anonymous) -> exp.Expression:
+    """HLL_COUNT.INIT(input [, precision]): an aggregate of the group's values (udfs.py)."""
+    value, *rest = node.expressions
+    precision = rest[0] if rest else exp.Literal.number(15)
+    values = call("list", value)
+    kind = call("typeof", values.copy())
+    return call("bq_hll_init", call("bq_hll_values", values), kind, precision)
+
+
+HLL_COUNT = {
+    "HLL_COUNT.INIT": _hll_init,
+    "HLL_COUNT.MERGE": lambda n: call("bq_hll_merge", call("list", *n.expressions)),
+    "HLL_COUNT.MERGE_PARTIAL": lambda n: call("bq_hll_merge_partial", call("list", *n.expressions)),
+    # HLL_COUNT.EXTRACT(NULL) is 0, as BigQuery documents.
+    "HLL_COUNT.EXTRACT": lambda n: exp.Coalesce(
+        this=call("bq_hll_extract", *n.expressions), expressions=[exp.Literal.number(0)]
+    ),
+}
+
+
 ANONYMOUS = {
     "IEEE_DIVIDE": lambda n: call("bq_ieee_divide", *n.expressions),
     **{f"NET.{name}": _net_call(name) for name in NET_FUNCTIONS},
+    **HLL_COUNT,
 }
 
 
@@ -718,6 +779,8 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.GroupConcat: _aggregate_with_limit,
     exp.Avg: _avg,
     exp.ApproxQuantiles: _approx_quantiles,
+    exp.ApproxTopK: _approx_top,
+    exp.ApproxTopSum: _approx_top,
     exp.ArrayAgg: _aggregate_with_limit,
     # JSON
     exp.JSONExtract: _json_extract,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import functools
 import ipaddress
+import json
 import re
 import unicodedata
 from collections.abc import Callable
@@ -161,6 +162,71 @@ def reg_domain(url: str) -> str | None:
     return _suffix_labels(url, 1)
 
 
+# -- HLL_COUNT (https://cloud.google.com/bigquery/docs/reference/standard-sql/hll_functions) ----
+# BigQuery's sketches are opaque HLL++ bytes. The local ones are exact: the sorted distinct
+# values (as DuckDB's JSON of each) after a header naming the input type, so every count is
+# exact where BigQuery's is an estimate within HLL++'s documented error, and a local sketch is
+# never mistaken for one of BigQuery's (nor is one of BigQuery's read here).
+SKETCH_HEADER = b"vertexkit-exact-set-sketch-v1\n"
+SKETCH_TYPES = {
+    "BIGINT[]": "INT64",
+    "INTEGER[]": "INT64",  # an INT64 literal is INTEGER in DuckDB
+    "VARCHAR[]": "STRING",
+    "BLOB[]": "BYTES",
+}
+
+
+def hll_init(values_json: str, kind: str, precision: int) -> bytes | None:
+    """A sketch of the values (already distinct and sorted); NULL for no values."""
+    if not 10 <= precision <= 24:
+        raise ValueError(f"HLL_COUNT.INIT: precision must be between 10 and 24: {precision}")
+    input_type = SKETCH_TYPES.get(kind) or ("NUMERIC" if kind.startswith("DECIMAL") else None)
+    if input_type is None:
+        raise ValueError(
+            "No matching signature for aggregate function HLL_COUNT.INIT: the input must be"
+            " INT64, NUMERIC, BIGNUMERIC, STRING or BYTES"
+        )
+    values = json.loads(values_json)
+    if not values:
+        return None
+    return SKETCH_HEADER + json.dumps([input_type, values], separators=(",", ":")).encode()
+
+
+def _sketch_set(sketch: bytes) -> tuple[str, set[str]]:
+    if not sketch.startswith(SKETCH_HEADER):
+        raise ValueError("HLL_COUNT: the input is not a sketch built by HLL_COUNT.INIT")
+    input_type, values = json.loads(sketch[len(SKETCH_HEADER) :])
+    return input_type, {json.dumps(value) for value in values}
+
+
+def _union(sketches: list[bytes | None]) -> tuple[str | None, set[str]]:
+    kinds, union = set(), set()
+    for sketch in sketches:
+        if sketch is not None:
+            kind, values = _sketch_set(sketch)
+            kinds.add(kind)
+            union |= values
+    if len(kinds) > 1:
+        raise ValueError(f"HLL_COUNT: sketches of different input types: {sorted(kinds)}")
+    return (kinds.pop() if kinds else None), union
+
+
+def hll_merge(sketches: list[bytes | None]) -> int:
+    return len(_union(sketches)[1])  # no sketches (or only NULLs): 0
+
+
+def hll_merge_partial(sketches: list[bytes | None]) -> bytes | None:
+    kind, union = _union(sketches)
+    if kind is None:
+        return None
+    values = sorted((json.loads(v) for v in union), key=json.dumps)
+    return SKETCH_HEADER + json.dumps([kind, values], separators=(",", ":")).encode()
+
+
+def hll_extract(sketch: bytes) -> int:
+    return len(_sketch_set(sketch)[1])
+
+
 # -- registration ----------------------------------------------------------------------------------
 UDF = tuple[str, Callable[..., Any], list[str], str]
 UDFS: list[UDF] = [
@@ -178,6 +244,10 @@ UDFS: list[UDF] = [
     ("bq_net_host", host, ["VARCHAR"], "VARCHAR"),
     ("bq_net_public_suffix", public_suffix, ["VARCHAR"], "VARCHAR"),
     ("bq_net_reg_domain", reg_domain, ["VARCHAR"], "VARCHAR"),
+    ("bq_hll_init", hll_init, ["VARCHAR", "VARCHAR", "BIGINT"], "BLOB"),
+    ("bq_hll_merge", hll_merge, ["BLOB[]"], "BIGINT"),
+    ("bq_hll_merge_partial", hll_merge_partial, ["BLOB[]"], "BLOB"),
+    ("bq_hll_extract", hll_extract, ["BLOB"], "BIGINT"),
 ]
 
 
