@@ -18,7 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import functions, udfs
+from vertexkit.local.bigquery import functions, json_udfs, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -90,6 +90,11 @@ DATE_AND_TIME_MACROS = {
     "bq_week(d, first)": "(dayofyear(d) + 6 - ((dayofweek(d) - first + 7) % 7)) // 7",
 }
 JSON_MACROS = {
+    # The JSON-only functions (json_udfs.py) take a JSON value; another type would be read
+    # as JSON text by DuckDB, an answer BigQuery does not give.
+    "bq_require_json(x, name)": """CASE WHEN typeof(x) = 'JSON' THEN CAST(x AS JSON)
+        ELSE error('not supported by the local BigQuery: ' || name || ' of a ' || typeof(x)
+            || ' value (JSON only)') END""",
     # BigQuery's JSON_TYPE names JSON's own types, not DuckDB's.
     "bq_json_type(j)": """CASE json_type(j)
         WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string'
@@ -153,6 +158,7 @@ def install_macros(connection: duckdb.DuckDBPyConnection) -> None:
         duckdb.sqltype("BIGINT"),
     )
     udfs.install(connection, udfs.UDFS)
+    udfs.install(connection, json_udfs.UDFS)
 
 
 def instr(source: str, search: str, position: int, occurrence: int) -> int:
@@ -721,6 +727,73 @@ def _to_json(node: exp.JSONFormat) -> exp.Expression:
     return duck("CAST(to_json({x}) AS VARCHAR)", x=node.this)
 
 
+def _json_argument(node: exp.Func, name: str) -> exp.Expression:
+    kind = static_type(node.this)
+    if kind not in (None, "JSON"):
+        raise not_supported(f"{name} of a {kind} value (JSON only)")
+    return call("bq_require_json", node.this, exp.Literal.string(name))
+
+
+def _keyword(node: exp.Expression | None, name: str, default: exp.Expression) -> exp.Expression:
+    """A named argument (`name => value`) of a JSON function, or its default."""
+    if node is None:
+        return default
+    if not isinstance(node, exp.Kwarg) or node.this.name.lower() != name:
+        raise QueryError(f"Unexpected argument {node.sql(dialect='bigquery')}; expected {name}")
+    return node.expression
+
+
+def _json_keys(node: exp.JSONKeysAtDepth) -> exp.Expression:
+    depth = node.args.get("expression")
+    if isinstance(depth, exp.Kwarg) or node.args.get("mode") is not None:
+        raise not_supported("JSON_KEYS with a mode")
+    depth = depth if depth is not None else exp.Literal.number(2**62)
+    return call("bq_json_keys", _json_argument(node, "JSON_KEYS"), depth)
+
+
+def _json_set(node: exp.JSONSet) -> exp.Expression:
+    arguments = list(node.expressions)
+    create = exp.true()
+    if arguments and isinstance(arguments[-1], exp.Kwarg):
+        create = _keyword(arguments.pop(), "create_if_missing", create)
+    if len(arguments) % 2:
+        raise QueryError("JSON_SET takes pairs of a JSONPath and a value")
+    pairs = []
+    for path, value in zip(arguments[::2], arguments[1::2], strict=True):
+        pairs += [path, duck("CAST(to_json({v}) AS VARCHAR)", v=value)]
+    return call(
+        "bq_json_set", _json_argument(node, "JSON_SET"), exp.Array(expressions=pairs), create
+    )
+
+
+def _json_remove(node: exp.JSONRemove) -> exp.Expression:
+    paths = exp.Array(expressions=list(node.expressions))
+    return call("bq_json_remove", _json_argument(node, "JSON_REMOVE"), paths)
+
+
+def _json_strip_nulls(node: exp.JSONStripNulls) -> exp.Expression:
+    path = node.args.get("expression") or exp.Literal.string("$")
+    arrays = _keyword(node.args.get("include_arrays"), "include_arrays", exp.true())
+    empty = _keyword(node.args.get("remove_empty"), "remove_empty", exp.false())
+    argument = _json_argument(node, "JSON_STRIP_NULLS")
+    return call("bq_json_strip_nulls", argument, path, arrays, empty)
+
+
+def _json_float64(node: exp.Float64) -> exp.Expression:
+    mode = _keyword(node.args.get("expression"), "wide_number_mode", exp.Literal.string("exact"))
+    return call("bq_json_float64", _json_argument(node, "FLOAT64"), mode)
+
+
+def _json_string(node: exp.String) -> exp.Expression:
+    if node.args.get("zone") is not None:
+        raise not_supported("STRING of a TIMESTAMP")
+    return call("bq_json_string", _json_argument(node, "STRING"))
+
+
+def _json_conversion(name: str) -> Callable[[exp.Func], exp.Expression]:
+    return lambda node: call(f"bq_{name.lower()}", _json_argument(node, name.upper()))
+
+
 # -- the rewrite table -----------------------------------------------------------------------------
 REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # conversion
@@ -787,6 +860,18 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.JSONExtractArray: _json_extract,
     exp.JSONType: lambda n: call("bq_json_type", n.this),
     exp.JSONFormat: _to_json,
+    exp.JSONKeysAtDepth: _json_keys,
+    exp.JSONSet: _json_set,
+    exp.JSONRemove: _json_remove,
+    exp.JSONStripNulls: _json_strip_nulls,
+    exp.Int64: lambda n: call("bq_json_int64", _json_argument(n, "INT64")),
+    exp.Float64: _json_float64,
+    exp.JSONBool: lambda n: call("bq_json_bool", _json_argument(n, "BOOL")),
+    exp.String: _json_string,
+    exp.LaxBool: _json_conversion("LAX_BOOL"),
+    exp.LaxInt64: _json_conversion("LAX_INT64"),
+    exp.LaxFloat64: _json_conversion("LAX_FLOAT64"),
+    exp.LaxString: _json_conversion("LAX_STRING"),
     # SAFE.
     exp.SafeFunc: _safe_prefix,
     exp.Anonymous: _anonymous,
