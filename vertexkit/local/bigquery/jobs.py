@@ -834,6 +834,8 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
 
 NO_SIGNATURE = re.compile(r"No function matches the given name and argument types '(\w+)\((.*)\)'")
 MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
+# A udfs.py function's ValueError, as DuckDB wraps it: the message is BigQuery's, the rest noise.
+UDF_ERROR = re.compile(r"Python exception occurred while executing the UDF: \w+: ")
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 
@@ -848,6 +850,7 @@ def _duckdb_message(error: duckdb.Error) -> str:
         "Out of Range Error: ",
     ):
         text = text.replace(prefix, "")
+    text = UDF_ERROR.sub("", text)
     first = text.splitlines()[0] if text else type(error).__name__
     signature = NO_SIGNATURE.match(first)
     if signature:  # BigQuery: "No matching signature for function F for argument types: ..."

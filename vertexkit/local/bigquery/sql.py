@@ -38,7 +38,7 @@ BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
 
 # BigQuery ML / AI / federated calls: no local equivalent, refused by name.
 BIGQUERY_ONLY_CALL = re.compile(
-    r"\b(?:(?:ML|AI|KEYS|AEAD|NET|HLL_COUNT|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
+    r"\b(?:(?:ML|AI|KEYS|AEAD|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
     r"EXTERNAL_QUERY)\s*\(",
     re.IGNORECASE,
 )
@@ -186,6 +186,7 @@ def _translate(
     scope = scope or ScriptScope()
     _refuse_unsupported(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
+    _name_namespaced_calls(statement)
     _call_routines(statement, project, translation)
     _refuse_unknown_functions(statement, scope.functions)
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
@@ -235,6 +236,28 @@ def _translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+NAMESPACES = ("NET", "HLL_COUNT")  # GoogleSQL's own `NAMESPACE.FUNCTION(...)` calls
+
+
+def _name_namespaced_calls(statement: exp.Expression) -> None:
+    """`NET.HOST(x)` and `HLL_COUNT.INIT(x)` become one call named "NET.HOST" / "HLL_COUNT.INIT"
+    before persistent-function calls are resolved: `dataset.fn(...)` has the same shape, and a
+    dataset may not shadow GoogleSQL's namespaces."""
+    for node in list(statement.find_all(exp.NetFunc, exp.Dot)):
+        if isinstance(node, exp.NetFunc):
+            namespace, inner = "NET", node.this
+        else:
+            path = _identifier_path(node.this)
+            namespace, inner = (path[0].upper() if len(path) == 1 else ""), node.expression
+        if namespace not in NAMESPACES or not isinstance(inner, exp.Func):
+            continue
+        if isinstance(inner, exp.Anonymous):
+            function, arguments = inner.name, inner.expressions
+        else:  # a call sqlglot knows (NET.HOST -> Host): its name as written, args in order
+            function, arguments = _function_name(inner) or "", list(inner.iter_expressions())
+        node.replace(exp.Anonymous(this=f"{namespace}.{function.upper()}", expressions=arguments))
 
 
 def _call_routines(statement: exp.Expression, project: str, translation: Translation) -> None:
