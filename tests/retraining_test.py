@@ -162,7 +162,7 @@ def test_retraining_keeps_a_worse_challenger_out_and_promotes_a_better_one(
     since = f"no new rows since {retraining.iso(third_row['new_watermark'])}"
     assert fourth.outputs["retrained"] is False and fourth.outputs["promoted"] is False
     assert fourth.outputs["decision"] == since
-    assert fourth.outputs["record"]["reason"] == since
+    assert fourth.outputs["record"]["reason"] == since and fourth.outputs["record"]["run_time"]
     assert fourth.outputs["record"]["champion_version"].endswith(f"@{new_version}")
     assert fourth.outputs["metrics"]["metadata"] == {"retrained": 0}
     assert served[3]["answered_by"] == new_version  # the endpoint is left as it was

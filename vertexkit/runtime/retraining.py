@@ -386,6 +386,7 @@ def skipped_decision(
         challenger_metric=None,
         promoted=False,
         reason=reason,
+        run_time=iso(dt.datetime.now(dt.timezone.utc)),
     )
 
 
