@@ -40,8 +40,11 @@ def summarize(console: Console, run: FinishedRun) -> None:
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")  # resource names must stay whole to be copied
     model = outputs.get("model")
+    record = outputs.get("record")  # the retraining pipeline's decision row (JSON)
     if model is not None:
         table.add_row("model version", model.get("metadata", {}).get("resourceName", model["uri"]))
+    elif isinstance(record, dict) and record.get("challenger_version"):
+        table.add_row("model version", record["challenger_version"])
     metrics = outputs.get("metrics")
     if metrics is not None:
         shown = {
@@ -51,8 +54,7 @@ def summarize(console: Console, run: FinishedRun) -> None:
         }
         table.add_row("metrics", ", ".join(f"{k}={v:.4g}" for k, v in sorted(shown.items())))
     if "decision" in outputs:
-        verdict = "promoted" if outputs.get("promoted") else "kept the champion"
-        table.add_row("decision", f"{verdict}: {outputs['decision']}")
+        table.add_row("decision", f"{_verdict(outputs)}: {outputs['decision']}")
     table.add_row("artifacts", f"{run.pipeline_root}/")
     endpoint = _endpoint(run)
     if endpoint is not None:
@@ -62,6 +64,13 @@ def summarize(console: Console, run: FinishedRun) -> None:
             table.add_row("sample instance", json.dumps(instance, default=str))
             table.add_row("prediction", json.dumps(prediction, default=str))
     console.print(table)
+
+
+def _verdict(outputs: dict[str, Any]) -> str:
+    """promoted, kept the champion, or skipped (a retraining run that did not retrain)."""
+    if outputs.get("retrained") is False:
+        return "skipped"
+    return "promoted" if outputs.get("promoted") else "kept the champion"
 
 
 def _endpoint(run: FinishedRun) -> Any | None:
