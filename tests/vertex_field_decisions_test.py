@@ -116,9 +116,6 @@ def job_count(client: aiplatform_v1.PipelineServiceClient, parent: str) -> int:
 @pytest.mark.parametrize(
     ("runtime", "field"),
     [
-        # RuntimeConfig.failurePolicy: FAIL_FAST "stops scheduling any new tasks when a task
-        # has failed"; the local executor runs FAIL_SLOW only.
-        ({"failurePolicy": "PIPELINE_FAILURE_POLICY_FAIL_FAST"}, "runtimeConfig.failurePolicy"),
         # RuntimeConfig.inputArtifacts: "The runtime artifacts of the PipelineJob".
         ({"inputArtifacts": {"data": {"artifactId": "123"}}}, "runtimeConfig.inputArtifacts"),
         # RuntimeConfig.parameters (deprecated): read as parameterValues, so a wrong type is

@@ -155,7 +155,7 @@ REST: dict[tuple[str, str], Disposition] = {
     ("PipelineJob.RuntimeConfig", "parameters"): honoured("read as the parameterValues it stands for (pipelines/routes.py with_legacy_parameters)"),
     **{("Value", f): honoured("a legacy parameter's value (pipelines/routes.py _legacy_value)")
        for f in ("int_value", "double_value", "string_value")},
-    ("PipelineJob.RuntimeConfig", "failure_policy"): honoured("FAIL_SLOW is how the local executor runs; FAIL_FAST is refused (pipelines/routes.py)"),
+    ("PipelineJob.RuntimeConfig", "failure_policy"): honoured("FAIL_SLOW (the default) runs every task that can still run; FAIL_FAST starts no task after the first failure (pipelines/executor.py)"),
     ("PipelineJob", "template_uri"): honoured(STORED),
     # -- schedules
     ("Schedule", "create_notebook_execution_job_request"): refused(NOTEBOOK),

@@ -25,7 +25,6 @@ from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
 from vertexkit.local.vertex.router import VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, now_rfc3339, page
 from vertexkit.runtime.gapic import aiplatform_v1
-from vertexkit.specs import SpecError
 from vertexkit.specs.cron import Cron, CronError
 from vertexkit.specs.pipelines import validate_component_refs, validate_output_directory
 from vertexkit.specs.requests import (
@@ -36,15 +35,6 @@ from vertexkit.specs.requests import (
 )
 
 LOCATION = "projects/{project}/locations/{location}"
-# PipelineJob.RuntimeConfig.failurePolicy (REST reference): FAIL_SLOW, the default, runs every
-# task that can still run after a failure, as the local executor does; FAIL_FAST stops
-# scheduling new tasks at the first failure, which it does not.
-FAIL_FAST = "PIPELINE_FAILURE_POLICY_FAIL_FAST"
-NO_FAIL_FAST = (
-    "the local executor runs FAIL_SLOW (every task that can still run after a failure runs); "
-    "it cannot stop scheduling at the first failure: leave it unset or "
-    "PIPELINE_FAILURE_POLICY_FAIL_SLOW"
-)
 JOBS = LOCATION + "/pipelineJobs"
 JOB = JOBS + "/{job}"
 SCHEDULES = LOCATION + "/schedules"
@@ -356,8 +346,6 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
     validate_metadata(job, field, display_name_required=False)
     fields.check_refused(job, fields.PIPELINE_JOB_REFUSED, field)
     runtime = job.get("runtimeConfig", {})
-    if runtime.get("failurePolicy") == FAIL_FAST:
-        raise SpecError(f"{field}.runtimeConfig.failurePolicy", NO_FAIL_FAST)
     root = runtime.get("gcsOutputDirectory") or spec.get("defaultPipelineRoot") or ""
     if not root:
         raise bad_request(
