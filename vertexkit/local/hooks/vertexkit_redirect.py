@@ -397,6 +397,12 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Finds the modules in `PATCHES` (or the table given) with the other finders and wraps
     their loader. A reload finds the spec again, so the reloaded module is patched again."""
 
+    # Marks every finder of this kind, whichever copy of this module made it: the hook is
+    # imported both as `vertexkit_redirect` (sitecustomize's folder) and as
+    # `vertexkit.local.hooks.vertexkit_redirect`, two classes, and two finders that each asked
+    # the other would recurse without end.
+    vertexkit_patch_finder = True
+
     def __init__(self, only: dict[str, Callable[[ModuleType], None]] | None = None) -> None:
         self._only = only
 
@@ -405,7 +411,9 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         if patch is None:
             return None
         for finder in sys.meta_path:
-            if isinstance(finder, _PatchAfterImport) or not hasattr(finder, "find_spec"):
+            if getattr(finder, "vertexkit_patch_finder", False) or not hasattr(
+                finder, "find_spec"
+            ):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:

@@ -178,3 +178,26 @@ def test_a_storage_api_client_gets_a_plaintext_channel_to_the_local_server(
     transport = found["transport"]
     assert type(transport).__name__ == "BigQueryReadGrpcTransport"
     assert transport._host == "127.0.0.1:9024" and "credentials" not in found
+
+
+def test_two_copies_of_the_hook_installed_in_one_process_import_without_recursion() -> None:
+    """`vertexkit run` under `vertexkit local exec`: sitecustomize installs the hook as
+    `vertexkit_redirect`, then `import vertexkit.local` installs its Resource Manager patch
+    from `vertexkit.local.hooks.vertexkit_redirect`: two module copies, two finder classes.
+    Importing a patched module must find it once (this recursed to a RecursionError)."""
+    script = "\n".join([
+        "import sys",
+        f"sys.path.insert(0, {str(HOOKS_DIR)!r})",
+        "import vertexkit_redirect as first",
+        "from vertexkit.local.hooks import vertexkit_redirect as second",
+        "assert first is not second",
+        "first.install()",
+        "second.install_sdk_projects()",
+        "from google.cloud.aiplatform.utils import resource_manager_utils",
+        "print('imported')",
+    ])  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "imported"
