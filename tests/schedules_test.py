@@ -301,7 +301,10 @@ def test_end_time_stops_the_schedule_and_completes_it(
     # Schedule.endTime (REST reference): "Timestamp after which no new runs can be scheduled.
     # If specified, the schedule will be completed when either end_time is reached or when
     # scheduled_run_count >= max_run_count."
-    end = clock.now + timedelta(minutes=12)
+    # 12 minutes past the last 5-minute boundary: exactly two due times (boundary + 5 and
+    # + 10) fall before it, whatever minute the test starts in
+    boundary = clock.now.replace(minute=clock.now.minute - clock.now.minute % 5, second=0)
+    end = boundary + timedelta(minutes=12)
     schedule = make_schedule(
         template, "*/5 * * * *", end_time=_iso(end), max_concurrent_run_count=5
     )

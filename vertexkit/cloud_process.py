@@ -47,6 +47,8 @@ PRELOAD = (
     "vertexkit.local.bigquery.routes",
     "vertexkit.local.bigquery.storage_api.read",
     "vertexkit.local.bigquery.storage_api.write",
+    "vertexkit.local.kfp.routes",
+    "vertexkit.local.vertex.pipeline_jobs_api",
     "vertexkit.local.vertex.routes",
     "vertexkit.local.vertex.training.routes",
     "vertexkit.local.vertex.registry.routes",
