@@ -39,11 +39,6 @@ SKIPPED: dict[str, str] = {
                     "enable_autolog_prebuilt_container", "enable_autolog_custom_container")},
 }  # fmt: skip
 # test id -> why it fails against the local cloud (xfail strict: it must keep failing).
-NAMES_IN_METADATA = (
-    "the router writes every `projects/<id>` of an answer as `projects/<number>` on the JSON "
-    "text (vertex/core/names.py), so a user's free-form artifact `metadata` holding a resource "
-    "name comes back changed; Vertex returns metadata as written"
-)
 SERVICE_ACCOUNT = (
     "a pipeline job created without serviceAccount is answered with the default compute "
     "service account filled in; Vertex leaves it unset (pipelines/ is being rewritten)"
@@ -53,8 +48,6 @@ EXPERIMENTS_DF = (
     "experiment and pipeline runs); the exact difference is not yet diagnosed"
 )
 EXPECTED: dict[str, str] = {
-    "test_e2e_metadata_schema.py::TestMetadataSchema::test_google_dataset_artifact_create":
-        NAMES_IN_METADATA,
     "test_pipeline_job.py::TestPipelineJob::test_add_pipeline_job_to_experiment": SERVICE_ACCOUNT,
     "test_experiments.py::TestExperiments::test_get_experiments_df": EXPERIMENTS_DF,
     "test_experiments.py::TestExperiments::test_get_experiments_df_include_time_series_false":
