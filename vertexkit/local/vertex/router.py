@@ -123,7 +123,8 @@ class VertexRouter:
 
     async def dispatch(self, request: Request) -> Response:
         """Reads the request as the store keys names (`core.names`: resource names, never a
-        user's free-form data), runs its handler, and answers with Google's names; a create's operation is answered pending (below)."""
+        user's free-form data), runs its handler, and answers with Google's names; a create's
+        operation is answered pending (below)."""
         path = self.names.inward_text(request.path_params["path"].lstrip("/"))
         resolved = self.resolve(request.method, path)
         if resolved is None:

@@ -46,12 +46,13 @@ FREE_FORM_KEYS = frozenset({
     "dataItemLabels", "dataItemPayload", "default", "embeddingMetadata", "encodedBaselines",
     "example", "featureAttributions", "fields", "groundTruths", "indexDisplayNameMapping",
     "input", "inputBaselines", "inputs", "instances", "labels", "listValue", "metadata",
-    "metricSpecParameters", "metrics", "modelParameters", "nearestNeighborSearchConfig", "output", "outputIndices",
-    "parameterValues", "parameters", "parametersJsonSchema", "payload", "pipelineSpec",
-    "predictions", "protoStruct", "rawEvent", "requestedAuthConfigs", "resourceLimits",
-    "resourcePoolImages", "response", "responseJsonSchema", "samplePredictInstance",
-    "sessionState", "stateDelta", "structValue", "systemLabels", "trafficSplit",
-    "trainingTaskInputs", "trainingTaskMetadata", "value", "values", "webAccessUris",
+    "metricSpecParameters", "metrics", "modelParameters", "nearestNeighborSearchConfig",
+    "output", "outputIndices", "parameterValues", "parameters", "parametersJsonSchema",
+    "payload", "pipelineSpec", "predictions", "protoStruct", "rawEvent",
+    "requestedAuthConfigs", "resourceLimits", "resourcePoolImages", "response",
+    "responseJsonSchema", "samplePredictInstance", "sessionState", "stateDelta", "structValue",
+    "systemLabels", "trafficSplit", "trainingTaskInputs", "trainingTaskMetadata", "value",
+    "values", "webAccessUris",
 })  # fmt: skip
 # Free-form somewhere but walked: a pipeline task's `inputs` are artifacts Vertex names (a
 # Value only on DataLabelingJob, not served here); a training pipeline's `trainingTaskMetadata`
