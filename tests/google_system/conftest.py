@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,20 @@ def google_system_cloud(local_cloud: LocalCloud) -> LocalCloud:
 
     vertexkit_redirect.install_from_env()
     return local_cloud
+
+
+@pytest.fixture(scope="session", autouse=True)
+def scratch_working_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Google's tests compile into relative paths (`pipeline.json`, `pipeline.yaml`): they run
+    in a folder of their own, so the checkout stays clean. One folder for the session, as a
+    class's tests share state."""
+    previous = Path.cwd()
+    scratch = tmp_path_factory.mktemp("google_system_cwd")
+    os.chdir(scratch)
+    try:
+        yield scratch
+    finally:
+        os.chdir(previous)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
