@@ -29,15 +29,21 @@ os.environ["BUILD_SPECIFIC_GCLOUD_PROJECT"] = DEFAULT_PROJECT
 # test id (file::class::test) -> why it is skipped here: what this machine lacks or what the
 # test reaches that is a real Google resource.
 SAMPLES = "reads gs://cloud-samples-data-us-central1 (Google's samples), a real Google resource"
-SCRIPT_JOB = ("CustomJob.from_local_script builds a package and runs it in a prebuilt or custom "
-              "container; against the local cloud it did not end within this suite's 2-minute "
-              "budget (a hang, not yet diagnosed: a finding, not a pass)")  # fmt: skip
+AUTOLOG = (
+    "CustomJob.from_local_script(enable_autolog=True) adds `google-cloud-aiplatform"
+    "[autologging]` to the script's package requirements, and mlflow (<=2.16, with its "
+    "dependency tree) is not in this environment: the job's pip install fetches and resolves it "
+    "from the package index, past this suite's 2-minute budget (measured here: still resolving "
+    "after 4 minutes, in venvs.pip_install). The job itself is not at fault: the same flow "
+    "without autolog passes (test_from_local_script_prebuilt_container / custom_container)"
+)
 SKIPPED: dict[str, str] = {
     "test_model_upload.py::TestModelUploadAndUpdate::test_upload_and_deploy_xgboost_model": SAMPLES,
     "test_experiments.py::TestExperiments::test_log_execution_and_artifact": SAMPLES,
-    **{f"NOPE{kind}": SCRIPT_JOB
-       for kind in ("prebuilt_container", "custom_container",
-                    "enable_autolog_prebuilt_container", "enable_autolog_custom_container")},
+    "test_custom_job.py::TestCustomJob::test_from_local_script_enable_autolog_prebuilt_container":
+        AUTOLOG,
+    "test_custom_job.py::TestCustomJob::test_from_local_script_enable_autolog_custom_container":
+        AUTOLOG,
 }  # fmt: skip
 # test id -> why it fails against the local cloud (xfail strict: it must keep failing).
 SERVICE_ACCOUNT = (
