@@ -31,11 +31,12 @@ os.environ["BUILD_SPECIFIC_GCLOUD_PROJECT"] = DEFAULT_PROJECT
 SAMPLES = "reads gs://cloud-samples-data-us-central1 (Google's samples), a real Google resource"
 AUTOLOG = (
     "CustomJob.from_local_script(enable_autolog=True) adds `google-cloud-aiplatform"
-    "[autologging]` to the script's package requirements, and mlflow (<=2.16, with its "
-    "dependency tree) is not in this environment: the job's pip install fetches and resolves it "
-    "from the package index, past this suite's 2-minute budget (measured here: still resolving "
-    "after 4 minutes, in venvs.pip_install). The job itself is not at fault: the same flow "
-    "without autolog passes (test_from_local_script_prebuilt_container / custom_container)"
+    "[autologging]` (mlflow>=1.27,<=2.16) to the script's package requirements; mlflow is not "
+    "in this environment, so the job's pip install (venvs.pip_install) resolves it from the "
+    "package index: measured 12-01, it backtracked through mlflow's versions down to 1.27.0 "
+    "for 8 minutes and failed the job on an interrupted 17.9 MB download. The local cloud is not "
+    "at fault: the same flow without autolog passes (test_from_local_script_prebuilt_container "
+    "and _custom_container)"
 )
 SKIPPED: dict[str, str] = {
     "test_model_upload.py::TestModelUploadAndUpdate::test_upload_and_deploy_xgboost_model": SAMPLES,
