@@ -7,7 +7,9 @@ started in a throwaway home. What comes back decides its row in `docs/api-covera
 - **served**: any answer but a 501 or 405 (a 404 for the placeholder resource, a 400 for the
   empty body, a 200 are all the method being read);
 - **refused**: a 501 with a reason of its own (`errors.refused`: "TPU pods are not run locally");
-- **not served**: the generic 501 of a path nothing handles (`errors.not_served`), or a 405.
+- **not served**: the generic 501 of a path nothing handles (`errors.not_served`), a 405, or a
+  404 that is not the method's: no Google error body, or an ID that swallowed the method's own
+  path words (`No such object: probe-bucket/1234567/iam` for objects.getIamPolicy).
 
 `python -m vertexkit.local.coverage --write` rewrites the report; the suite fails when it is stale
 (`vertexkit/local/coverage_test.py`), as it does for `compiled/`.
@@ -72,9 +74,35 @@ class Answer:
     def verdict(self) -> str:
         if self.status == 405:  # a path served for other methods: this one is not read at all
             return "not served"
+        if self.status == 404 and not self._names_the_resource():
+            return "not served"
         if self.status != 501:
             return "served"
         return "not served" if self.message.endswith(NOT_SERVED_SUFFIX) else "refused"
+
+    def _names_the_resource(self) -> bool:
+        """A 404 is the method's answer ("no such resource") only when a handler of this path
+        gave it in Google's error shape, and it does not name an ID that swallowed the method's
+        own path words (`No such object: b/1234567/iam`: objects.get read objects.getIamPolicy's
+        path, and answered for an object named `1234567/iam`)."""
+        if not self.message:  # no Google error body: a framework's 404, not a handler's
+            return False
+        lowered = self.message.lower()
+        return not any(
+            token.lower() in lowered or token.replace("/", "%2F").lower() in lowered
+            for token in swallowed_tokens(self.method.path)
+        )
+
+
+def swallowed_tokens(path: str) -> list[str]:
+    """`<last placeholder id>/<literal>`: the method's own words after its last ID (`iam` in
+    `b/probe-bucket/o/1234567/iam`), which a route taking the ID as a path would swallow."""
+    ids = {*PLACEHOLDERS.values(), PLACEHOLDER_ID}
+    segments = [segment.split(":")[0] for segment in path.strip("/").split("/")]
+    last = max((i for i, segment in enumerate(segments) if segment in ids), default=-1)
+    if last < 0 or last + 1 >= len(segments):
+        return []
+    return [f"{segments[last]}/{segments[last + 1]}"]
 
 
 def methods_in_scope() -> list[Method]:
@@ -126,22 +154,29 @@ PLACEHOLDERS = {
     "bucket": "probe-bucket", "sourceBucket": "probe-bucket", "destinationBucket": "probe-bucket",
     "datasetsId": "probe_dataset", "tablesId": "probe_table",
 }  # fmt: skip
+PLACEHOLDER_ID = "1234567"
 
 
 def _placeholders(flat_path: str) -> str:
     """A request path for a templated one: ids that name nothing (so a get is a 404)."""
-    return re.sub(r"\{([^}]+)\}", lambda m: PLACEHOLDERS.get(m.group(1), "1234567"), flat_path)
+    return re.sub(r"\{([^}]+)\}", lambda m: PLACEHOLDERS.get(m.group(1), PLACEHOLDER_ID), flat_path)
 
 
 def probe(base_url: str, methods: list[Method]) -> list[Answer]:
-    """Sends each method once: an empty JSON body to those that take one."""
-    answers = []
+    """Sends each method once: an empty JSON body to those that take one. The placeholder
+    bucket exists (so an object method's 404 is about its object, not the bucket), and the
+    deletes go last (so `buckets.delete` does not take it from the methods after it)."""
+    answers: dict[int, Answer] = {}
+    order = sorted(range(len(methods)), key=lambda i: methods[i].http_method == "DELETE")
     with httpx.Client(base_url=base_url, timeout=60) as client:
-        for method in methods:
+        client.post("/storage/v1/b", params={"project": PROJECT},
+                    json={"name": PLACEHOLDERS["bucket"]})  # fmt: skip
+        for index in order:
+            method = methods[index]
             body = {} if method.http_method in ("POST", "PUT", "PATCH") else None
             response = client.request(method.http_method, method.path, json=body)
-            answers.append(Answer(method, response.status_code, _message(response)))
-    return answers
+            answers[index] = Answer(method, response.status_code, _message(response))
+    return [answers[index] for index in range(len(methods))]
 
 
 def _message(response: httpx.Response) -> str:
@@ -170,7 +205,8 @@ sent once to a local cloud (placeholder ids, an empty body):
 - **served**: any answer but a 501 or 405 (a 404 for the placeholder resource, a 400 for the
   empty body, a 200: the method was read);
 - **refused**: a 501 giving its own reason, quoted in the table;
-- **not served**: the generic 501 of a path nothing handles, or a 405.
+- **not served**: the generic 501 of a path nothing handles, a 405, or a 404 another route gave
+  (no Google error body, or an ID that took in the method's own path words).
 
 In scope: the Vertex AI families of custom training, tuning, pipelines, models, serving and
 metadata ({scope}; generative-AI methods left out), all of BigQuery v2, and Cloud Storage v1

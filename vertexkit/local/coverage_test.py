@@ -32,6 +32,18 @@ def test_the_generic_not_served_answer_is_told_apart_from_a_refusal() -> None:
     assert coverage.Answer(method, 501, generic).verdict == "not served"
 
 
+def test_a_404_with_no_route_behind_it_is_not_served() -> None:
+    """A 404 with no Google error body (a framework's) and one whose ID swallowed the method's
+    own path words (objects.get answering objects.getIamPolicy's path) are not the method's."""
+    wanted = ("storage.v1", "objects", "getIamPolicy")
+    iam = next(m for m in coverage.methods_in_scope() if (m.api, m.resource, m.name) == wanted)
+    assert iam.path.endswith("/o/1234567/iam")
+    assert coverage.Answer(iam, 404, "No such object: probe-bucket/1234567").verdict == "served"
+    misrouted = "No such object: probe-bucket/1234567/iam"
+    assert coverage.Answer(iam, 404, misrouted).verdict == "not served"
+    assert coverage.Answer(iam, 404, "").verdict == "not served"
+
+
 def test_the_report_is_fresh() -> None:
     assert coverage.render(list(measured())) == coverage.REPORT.read_text(), (
         "docs/api-coverage.md is stale: run `python -m vertexkit.local.coverage --write`"

@@ -114,6 +114,15 @@ class StorageService(Lifecycle):
                 raise bad_request("Upload requests must include an uploadType URL parameter and "
                                   "a URL path beginning with /upload/")  # fmt: skip
             raise ApiError(405, f"{method} on a bucket's object collection is not supported.")
+        iam_call = _OBJECT_IAM_PATH.fullmatch(object_part)
+        if iam_call and await self._is_object_iam(bucket, object_part, iam_call.group(1)):
+            return await self._object_iam(request, bucket, unquote(iam_call.group(1)),
+                                          iam_call.group(2))  # fmt: skip
+        if method == "GET" and object_part.endswith("/viewFullContext"):
+            raise refused(
+                "objects.viewFullContext: the local store keeps no object contexts (an "
+                "object's `contexts`), so there is no extended context to view."
+            )
         if method == "POST":
             return await self._object_action(request, bucket, object_part)
         name = unquote(object_part)
@@ -243,6 +252,27 @@ class StorageService(Lifecycle):
                 self.store.patch_bucket, bucket, {iam.STORED_KEY: policy}, None
             )
             return JSONResponse(iam.policy_of(patched))
+        raise not_served(request.method, request.url.path)
+
+    async def _is_object_iam(self, bucket: str, object_part: str, object_name: str) -> bool:
+        """`o/<name>/iam` is the IAM of object <name> (clients send a name's '/' as %2F), unless
+        gcsfs, which sends '/' as is, names an object that really ends in `/iam`."""
+        whole = await run_in_threadpool(self.store.stat, bucket, unquote(object_part))
+        return whole is None
+
+    async def _object_iam(self, request: Request, bucket: str, name: str, verb: str) -> Response:
+        """Object IAM (storage.objects.getIamPolicy/setIamPolicy/testIamPermissions): the one
+        user of this machine holds every permission it asks about, as on a bucket; an object's
+        own policy is not kept, its access is its ACL (served) or its bucket's IAM policy."""
+        if request.method == "GET" and verb == "testPermissions":
+            await self._checked_record(request, bucket, name)  # a missing object: Google's 404
+            return JSONResponse(iam.granted(request.query_params.getlist("permissions")))
+        if request.method in ("GET", "PUT") and not verb:
+            raise refused(
+                "objects.getIamPolicy and objects.setIamPolicy: the local store keeps no "
+                "object-level IAM policy; an object's access is its ACL (objectAccessControls) "
+                "or its bucket's IAM policy (buckets.getIamPolicy), both served."
+            )
         raise not_served(request.method, request.url.path)
 
     # -- objects -----------------------------------------------------------------------------
@@ -553,6 +583,8 @@ class StorageService(Lifecycle):
 
 # -- request helpers ---------------------------------------------------------------------------
 _ACL_PATH = re.compile(r"(.+)/acl(?:/([^/]+))?")  # on the raw path: o/{object}/acl[/{entity}]
+# On the raw path: o/{object}/iam and o/{object}/iam/testPermissions (storage.v1 discovery).
+_OBJECT_IAM_PATH = re.compile(r"(.+)/iam(?:/(testPermissions))?")
 
 
 def _with_content_type(headers: dict[str, str], record: ObjectRecord) -> dict[str, str]:

@@ -122,8 +122,9 @@ class VertexRouter:
         return None
 
     async def dispatch(self, request: Request) -> Response:
-        """Reads the request as the store keys names (`core.names`), runs its handler, and
-        answers with Google's names; a create's operation is answered pending (below)."""
+        """Reads the request as the store keys names (`core.names`: resource names, never a
+        user's free-form data), runs its handler, and answers with Google's names; a create's
+        operation is answered pending (below)."""
         path = self.names.inward_text(request.path_params["path"].lstrip("/"))
         resolved = self.resolve(request.method, path)
         if resolved is None:
@@ -153,9 +154,9 @@ class VertexRouter:
             return self._named_headers(result)
         if request.method == "POST" and not _is_operations_path(path):
             result = pending_view(result)
-        text = json.dumps(result if result is not None else {}, ensure_ascii=False,
-                          allow_nan=False, separators=(",", ":"))  # fmt: skip
-        return Response(self.names.outward_text(text), media_type="application/json")
+        named = self.names.outward(result if result is not None else {})
+        text = json.dumps(named, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return Response(text, media_type="application/json")
 
     def _named_error(self, exc: ApiError | SpecError) -> ApiError | SpecError:
         if isinstance(exc, SpecError):
@@ -174,12 +175,12 @@ class VertexRouter:
 
     def _body(self, raw: bytes) -> dict[str, Any]:
         try:
-            body = json.loads(self.names.inward_text(raw.decode())) if raw else {}
+            body = json.loads(raw.decode()) if raw else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise bad_request(f"Invalid JSON payload received. {exc}") from exc
         if not isinstance(body, dict):  # `[]`, `"x"`, `1`: no request message is a JSON value
             raise bad_request(NOT_A_MESSAGE)
-        return body
+        return self.names.inward(body)
 
 
 def _is_operations_path(path: str) -> bool:
