@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import json
+import re
 import threading
 import time
 import traceback
@@ -244,6 +245,7 @@ class PipelineExecutor:
             listed = self._artifacts(spec, scope)
             if listed is not None:
                 io.artifacts[name] = listed
+        io.parameters = self_references_resolved(io.parameters)
         return io
 
     def _parameter(self, spec: dict[str, Any], scope: Scope) -> tuple[bool, Any]:
@@ -446,7 +448,7 @@ class PipelineExecutor:
         task_uri = f"{self.settings.root_uri.rstrip('/')}/{name}_{task_id}"
         task_dir = Path(self.settings.storage.path(task_uri))
         planned = leaf.planned_outputs(component, task_uri)
-        key = leaf.cache_key(keyed, planned, component, container)
+        key = leaf.cache_key(keyed, component, container, task)
         cached = self._cached(task, key)
         if cached is not None:
             return Outcome(SKIPPED, cached)
@@ -500,11 +502,17 @@ class PipelineExecutor:
             (task.get("cachingOptions") or {}).get("enableCache", False)
         )
 
+    def _cache_entry(self, key: str) -> Path:
+        """A fingerprint is looked up within the pipeline's name (`cacheutils/cache.go`,
+        `GetExecutionCache`: fingerprint, pipelineName and namespace)."""
+        assert self.settings.cache_dir is not None
+        pipeline = (self.spec.get("pipelineInfo") or {}).get("name") or "pipeline"
+        return self.settings.cache_dir / pipeline / f"{key}.json"
+
     def _cached(self, task: dict[str, Any], key: str) -> TaskIO | None:
         if not self._cache_on(task):
             return None
-        assert self.settings.cache_dir is not None
-        entry = self.settings.cache_dir / f"{key}.json"
+        entry = self._cache_entry(key)
         if not entry.is_file():
             return None
         stored = json.loads(entry.read_text())
@@ -513,9 +521,8 @@ class PipelineExecutor:
     def _store_cache(self, task: dict[str, Any], key: str, produced: TaskIO) -> None:
         if not self._cache_on(task):
             return
-        assert self.settings.cache_dir is not None
-        self.settings.cache_dir.mkdir(parents=True, exist_ok=True)
-        entry = self.settings.cache_dir / f"{key}.json"
+        entry = self._cache_entry(key)
+        entry.parent.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_suffix(f".{threading.get_ident()}.tmp")
         temporary.write_text(
             json.dumps({"parameters": produced.parameters, "artifacts": produced.artifacts})
@@ -609,6 +616,48 @@ def _constant(runtime_value: dict[str, Any]) -> Any:
         if key in old:
             return int(old[key]) if key == "intValue" else old[key]
     return None
+
+
+_SELF_REFERENCE = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
+
+
+def self_references_resolved(parameters: dict[str, Any]) -> dict[str, Any]:
+    """An f-string argument (`f"{root}/data"`) compiles to a constant naming another input of
+    the same task, `{{$.inputs.parameters['pipelinechannel--root']}}/data`; Vertex gives the
+    task the text with that input's value in it (kfp's own local runner likewise:
+    `kfp/local/placeholder_utils.py`, `resolve_self_references_in_executor_input`). A value is
+    written in as the launcher writes a command-line placeholder (`launcher_v2.go`): a
+    string as it is, a number without a trailing `.0`, a list or struct as JSON."""
+
+    def text(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in parameters:
+            return match.group(0)
+        return _placeholder_text(parameters[name])
+
+    def resolved(value: Any) -> Any:
+        # a list argument holds them too: `args=["--framework", f"--framework={framework}"]`
+        if isinstance(value, str):
+            return _SELF_REFERENCE.sub(text, value)
+        if isinstance(value, list):
+            return [resolved(item) for item in value]
+        if isinstance(value, dict):
+            return {key: resolved(item) for key, item in value.items()}
+        return value
+
+    return {name: resolved(value) for name, value in parameters.items()}
+
+
+def _placeholder_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
 
 
 def _resolve_system(value: Any, system: dict[str, str]) -> Any:

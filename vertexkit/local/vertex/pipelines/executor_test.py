@@ -294,6 +294,82 @@ def test_a_container_component_runs_its_command_here(local_cloud: LocalCloud, tm
     assert outputs(run(local_cloud, container_and_python, tmp_path))["echo"] == "hey!"
 
 
+# -- caching and f-strings ----------------------------------------------------------------------
+@dsl.component(install_kfp_package=False)
+def noted(text: str, notes: str, out: Output[Dataset]):
+    """Writes TEXT to OUT and one file under NOTES each time it really runs."""
+    import pathlib
+    import uuid
+
+    pathlib.Path(notes, uuid.uuid4().hex).write_text(text)
+    with open(out.path, "w") as handle:
+        handle.write(text)
+
+
+@dsl.component(install_kfp_package=False)
+def noted_read(data: Input[Dataset], notes: str, args: list) -> str:
+    import pathlib
+    import uuid
+
+    pathlib.Path(notes, uuid.uuid4().hex).write_text("read")
+    return open(data.path).read() + " " + " ".join(args)
+
+
+@dsl.pipeline(name="cached-chain")
+def cached_chain(notes: str, root: str = "gs://bucket/base") -> None:
+    made = noted(text=f"{root}/data", notes=notes)
+    noted_read(data=made.outputs["out"], notes=notes, args=["--root", f"--at={root}/x"])
+
+
+def test_an_unchanged_rerun_executes_no_task_and_shows_them_skipped(
+    local_cloud: LocalCloud, tmp_path
+):
+    """Vertex serves an unchanged task from the cache and shows it SKIPPED (PipelineTaskDetail
+    .State); the f-strings (`f"{root}/data"`, also inside a list) reach the task resolved."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    path = tmp_path / "cached.yaml"
+    compiler.Compiler().compile(cached_chain, str(path))
+    local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    root = f"gs://pipelines-{uuid.uuid4().hex[:12]}/root"
+    jobs = []
+    for _ in range(2):
+        job = aiplatform.PipelineJob(
+            display_name="cached",
+            template_path=str(path),
+            pipeline_root=root,
+            parameter_values={"notes": str(notes)},
+            enable_caching=True,
+        )
+        job.run()
+        jobs.append(aiplatform.PipelineJob.get(job.resource_name))
+    first, second = jobs
+    assert states(first) == {"cached-chain": "SUCCEEDED", "noted": "SUCCEEDED",
+                             "noted-read": "SUCCEEDED"}  # fmt: skip
+    assert len(list(notes.iterdir())) == 2  # the first run's two tasks, the rerun's none
+    assert states(second) == {"cached-chain": "SUCCEEDED", "noted": "SKIPPED",
+                              "noted-read": "SKIPPED"}  # fmt: skip
+    expected = "gs://bucket/base/data --root --at=gs://bucket/base/x"
+    assert outputs(first)["noted-read"] == outputs(second)["noted-read"] == expected
+
+
+def test_a_changed_input_misses_the_cache(local_cloud: LocalCloud, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    path = tmp_path / "cached.yaml"
+    compiler.Compiler().compile(cached_chain, str(path))
+    local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    for root in ("gs://bucket/one", "gs://bucket/two"):
+        aiplatform.PipelineJob(
+            display_name="cached",
+            template_path=str(path),
+            pipeline_root=f"gs://pipelines-{uuid.uuid4().hex[:12]}/root",
+            parameter_values={"notes": str(notes), "root": root},
+            enable_caching=True,
+        ).run()
+    assert len(list(notes.iterdir())) == 4
+
+
 # -- the run's contexts and back-to-back runs ------------------------------------------------
 def test_many_short_runs_each_start(local_cloud: LocalCloud, tmp_path):
     jobs = [run(local_cloud, sibling_loop, tmp_path, wait=False) for _ in range(4)]
