@@ -55,7 +55,6 @@ EXPERIMENTS_DF = (
 EXPECTED: dict[str, str] = {
     "test_e2e_metadata_schema.py::TestMetadataSchema::test_google_dataset_artifact_create":
         NAMES_IN_METADATA,
-    "test_pipeline_job.py::TestPipelineJob::test_add_pipeline_job_to_experiment": SERVICE_ACCOUNT,
     "test_experiments.py::TestExperiments::test_get_experiments_df": EXPERIMENTS_DF,
     "test_experiments.py::TestExperiments::test_get_experiments_df_include_time_series_false":
         EXPERIMENTS_DF,

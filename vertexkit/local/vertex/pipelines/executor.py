@@ -317,7 +317,7 @@ class PipelineExecutor:
             parent=scope.parent_id,
             task=display,
             unique=unique,
-            inputs=_vertex_artifacts(inputs.artifacts),
+            inputs=vertex_artifacts(inputs.artifacts),
         )
         inner = Scope(
             inputs=with_defaults(inputs, component),
@@ -399,7 +399,7 @@ class PipelineExecutor:
                 parent=scope.parent_id,
                 task=display,
                 unique=unique,
-                inputs=_vertex_artifacts(inputs.artifacts),
+                inputs=vertex_artifacts(inputs.artifacts),
             )
             # the console's task log is the driver log's lines from here to the status line
             print(f"Executing task '{display}'", flush=True)
@@ -544,9 +544,9 @@ class PipelineExecutor:
             print(f"Task '{display}' finished with status {outcome.state}", flush=True)
         fields: dict[str, Any] = {"task_id": task_id, "task": display}
         if outcome.state in DONE_OK:
-            fields["outputs"] = _vertex_artifacts(outcome.io.artifacts)
+            fields["outputs"] = vertex_artifacts(outcome.io.artifacts)
             fields["execution_metadata"] = {
-                f"output:{k}": _json_value(v) for k, v in outcome.io.parameters.items()
+                f"output:{k}": json_value(v) for k, v in outcome.io.parameters.items()
             }
         else:
             fields["error"] = outcome.error or "the task failed"
@@ -689,11 +689,11 @@ def _seconds(duration: Any) -> float:
     return float(str(duration).rstrip("s") or 0)
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
+def vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
     """Artifacts in PipelineTaskDetail's shape: `{name: {"artifacts": [Artifact]}}`."""
     return {
         name: {
@@ -704,7 +704,7 @@ def _vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
                     "schemaTitle": a["type"]["schemaTitle"],
                     "schemaVersion": a["type"].get("schemaVersion", "0.0.1"),
                     "state": "LIVE",
-                    "metadata": _json_value(a.get("metadata") or {}),
+                    "metadata": json_value(a.get("metadata") or {}),
                 }
                 for a in listed
             ]

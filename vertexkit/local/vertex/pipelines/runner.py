@@ -17,7 +17,7 @@ from typing import Any
 
 from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.pipelines import models, placeholders
+from vertexkit.local.vertex.pipelines import models, placeholders, run_metadata
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
 from vertexkit.local.vertex.pipelines.standby import DRIVER_MODULE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
@@ -174,6 +174,7 @@ class _EventFollower:
         self._failure_causes: list[str] = []
         self._pipeline_error: str | None = None
         self._succeeded = False
+        self._outputs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     def apply_new_events(self) -> None:
         with self.events_path.open("rb") as events:
@@ -193,12 +194,15 @@ class _EventFollower:
     def _apply_one(self, job: Resource, event: dict[str, Any]) -> None:
         kind, at = event["event"], event["time"]
         tasks = models.task_details(job)
+        store = self.backend.store
         if kind == "pipeline_started":
             if job["state"] != models.CANCELLING:
                 models.set_state(job, models.RUNNING)
             tasks.append(models.root_task(job, self._new_task_id()))
+            run_metadata.start_run(store, job, run_parameters(job))
         elif kind in ("task_started", "task_not_triggered"):
             task = self._new_task(tasks, event, at)
+            run_metadata.named_artifacts(store, job, task.get("inputs") or {})
             if kind == "task_not_triggered":
                 models.set_task_state(task, models.TASK_NOT_TRIGGERED, at)
         elif kind in ("task_succeeded", "task_cached", "task_failed"):
@@ -211,6 +215,8 @@ class _EventFollower:
             if task:
                 models.set_task_state(task, state, at, event.get("error"))
                 _record_outputs(task, event)
+                run_metadata.named_artifacts(store, job, task.get("outputs") or {})
+                run_metadata.task_execution(store, job, task)
             # a DAG task fails with its failed task: the job's error names the task itself
             if kind == "task_failed" and task is not None and not _has_children(tasks, task):
                 self._failed_tasks.append(event["task"])
@@ -219,6 +225,8 @@ class _EventFollower:
             self._pipeline_error = event.get("error")
         elif kind == "pipeline_succeeded":
             self._succeeded = True
+            self._outputs = (event.get("parameters") or {}, event.get("outputs") or {})
+            run_metadata.named_artifacts(store, job, self._outputs[1])
 
     def _new_task(self, tasks: list[Resource], event: dict[str, Any], at: str) -> Resource:
         """A task detail; its parent is its DAG task (a loop's, for an iteration's tasks)."""
@@ -246,7 +254,12 @@ class _EventFollower:
         return next((t for t in tasks if t["taskId"] == task_id), None)
 
     def finish(self, job: Resource, returncode: int | None) -> None:
-        """The process ended: the job's final state from what it reported (or didn't)."""
+        """The process ended: the job's final state from what it reported (or didn't), and
+        its run execution's."""
+        self._finish_state(job, returncode)
+        run_metadata.end_run(self.backend.store, job, *self._outputs)
+
+    def _finish_state(self, job: Resource, returncode: int | None) -> None:
         if job["state"] == models.CANCELLING:
             _finish_cancelled(job)
         elif self._succeeded and returncode == 0:
@@ -260,6 +273,17 @@ class _EventFollower:
             reason = models.plain_text(reason)
             models.end_open_tasks(job, models.TASK_FAILED)
             _fail(job, reason)
+
+
+def run_parameters(job: Resource) -> dict[str, Any]:
+    """The run's parameters: the values given, the root's defaults for the rest."""
+    declared = job["pipelineSpec"].get("root", {}).get("inputDefinitions", {}).get("parameters")
+    values = {
+        name: spec["defaultValue"]
+        for name, spec in (declared or {}).items()
+        if "defaultValue" in spec
+    }
+    return {**values, **(job.get("runtimeConfig", {}).get("parameterValues") or {})}
 
 
 def _max_parallel(job: Resource) -> int | None:
