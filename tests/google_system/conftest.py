@@ -44,20 +44,9 @@ NAMES_IN_METADATA = (
     "text (vertex/core/names.py), so a user's free-form artifact `metadata` holding a resource "
     "name comes back changed; Vertex returns metadata as written"
 )
-SERVICE_ACCOUNT = (
-    "a pipeline job created without serviceAccount is answered with the default compute "
-    "service account filled in; Vertex leaves it unset (pipelines/ is being rewritten)"
-)
-EXPERIMENTS_DF = (
-    "get_experiments_df's rows differ from Google's expected rows (column sets of the "
-    "experiment and pipeline runs); the exact difference is not yet diagnosed"
-)
 EXPECTED: dict[str, str] = {
     "test_e2e_metadata_schema.py::TestMetadataSchema::test_google_dataset_artifact_create":
         NAMES_IN_METADATA,
-    "test_experiments.py::TestExperiments::test_get_experiments_df": EXPERIMENTS_DF,
-    "test_experiments.py::TestExperiments::test_get_experiments_df_include_time_series_false":
-        EXPERIMENTS_DF,
 }  # fmt: skip
 
 
