@@ -136,6 +136,9 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
 
     seen: dict[str, Any] = {}
 
+    def parameters(trial: Any) -> str:
+        return " ".join(f"{p.parameter_id}={p.value:.6g}" for p in trial.parameters)
+
     def inspect(run: FinishedRun) -> None:
         run.context.init_aiplatform()
         (job,) = aiplatform.HyperparameterTuningJob.list()
@@ -146,7 +149,9 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
         ]
         model = aiplatform.Model(run.outputs["model"]["metadata"]["resourceName"])
         seen.update(trials=trials, artifact_uri=model.uri)
+        seen["parameters"] = {t.id: parameters(t) for t in job.trials}
 
+    lines: list[str] = []
     pipeline_yaml, params = runner.prepare(
         "tuning", ["max_trial_count=4", "parallel_trial_count=2"]
     )
@@ -155,10 +160,20 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
         params,
         pipeline_yaml,
         home=tmp_path / "home",
-        emit=lambda _: None,
+        emit=lines.append,
         while_running=inspect,
     )
     assert len(seen["trials"]) == 4
+    # the follower's lines (issue 26): each trial as it starts, with its parameters, and as it
+    # ends, with its final metric, between the tuning task's RUNNING and SUCCEEDED lines
+    task = "hyperparameter-tuning-job"
+    texts = [line.split("  ", 1)[-1].split() for line in lines]
+    running = texts.index([task, "RUNNING"])
+    ended = next(i for i, t in enumerate(texts) if t[:2] == [task, "SUCCEEDED"])
+    for trial_id, value in seen["trials"]:
+        started = [task, "trial", trial_id, "started", *seen["parameters"][trial_id].split()]
+        finished = [task, "trial", trial_id, "SUCCEEDED", f"accuracy={value:.6g}"]
+        assert running < texts.index(started) < texts.index(finished) < ended, lines
     best_id, best_value = max(seen["trials"], key=lambda trial: trial[1])
     assert all(value <= best_value for _, value in seen["trials"])
     assert seen["artifact_uri"].rstrip("/").endswith(f"/{best_id}/model")

@@ -43,6 +43,7 @@ SUCCEEDED, FAILED, SKIPPED, NOT_TRIGGERED = "SUCCEEDED", "FAILED", "SKIPPED", "N
 BLOCKED = "BLOCKED"  # not run: an upstream task failed (no task detail, as on Vertex)
 ALL_COMPLETED = "ALL_UPSTREAM_TASKS_COMPLETED"
 DONE_OK = frozenset({SUCCEEDED, SKIPPED})
+WATCH_SECONDS = 0.1  # how often a running task's gcp_resources file is looked at (one stat+read)
 
 
 class Collected(list):  # type: ignore[type-arg]
@@ -462,7 +463,8 @@ class PipelineExecutor:
             e["name"]: resolver.resolve_text(str(e.get("value", "")))
             for e in container.get("env") or []
         }
-        result = self._with_retries(task, display, container.get("image", ""), command, env)
+        with _ResourceWatch(executor_input, lambda text: self._emit_resources(task_id, text)):
+            result = self._with_retries(task, display, container.get("image", ""), command, env)
         if result.exit_code != 0:
             cause = result.error or f"the task exited with {result.exit_code}"
             self._record_failure(display, cause)
@@ -530,6 +532,9 @@ class PipelineExecutor:
         temporary.replace(entry)
 
     # -- events ------------------------------------------------------------------------------
+    def _emit_resources(self, task_id: int, text: str) -> None:
+        self.emit("task_resources", task_id=task_id, gcp_resources=text)
+
     def _record_failure(self, display: str, cause: str) -> None:
         self.failures.append((display, cause))
         self._failed.set()
@@ -551,6 +556,51 @@ class PipelineExecutor:
         else:
             fields["error"] = outcome.error or "the task failed"
         self.emit(kind, **fields)
+
+
+class _ResourceWatch:
+    """While a task runs, its `gcp_resources` output file (GCPC's GcpResources JSON, written by
+    the launcher or component as soon as its job exists: `vertexkit/runtime/gcp_resources.py`)
+    is read every WATCH_SECONDS; each new content is reported, so the job's task detail names
+    the running task's job before the task ends, as Vertex's console links a running task's
+    job."""
+
+    def __init__(self, executor_input: dict[str, Any], report: Callable[[str], None]) -> None:
+        declared = executor_input["outputs"]["parameters"].get("gcp_resources") or {}
+        self.path = Path(declared["outputFile"]) if declared.get("outputFile") else None
+        self.report = report
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._seen = ""
+
+    def __enter__(self) -> _ResourceWatch:
+        if self.path is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="resources")
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WATCH_SECONDS):
+            self._check()
+
+    def _check(self) -> None:
+        assert self.path is not None
+        try:
+            text = self.path.read_text()
+        except OSError:
+            return
+        if text.strip() and text != self._seen:
+            try:
+                json.loads(text)
+            except ValueError:  # half written: the next look reads it whole
+                return
+            self._seen = text
+            self.report(text)
 
 
 def with_defaults(inputs: TaskIO, component: dict[str, Any]) -> TaskIO:

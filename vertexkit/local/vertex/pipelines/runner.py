@@ -221,6 +221,10 @@ class _EventFollower:
             if kind == "task_failed" and task is not None and not _has_children(tasks, task):
                 self._failed_tasks.append(event["task"])
                 self._failure_causes.append(event.get("error") or "")
+        elif kind == "task_resources":
+            task = self._task(tasks, event["task_id"])
+            if task is not None and task.get("state") == models.TASK_RUNNING:
+                _record_running_resources(task, event["gcp_resources"])
         elif kind == "pipeline_failed":
             self._pipeline_error = event.get("error")
         elif kind == "pipeline_succeeded":
@@ -302,6 +306,8 @@ def _record_outputs(task: Resource, event: dict[str, Any]) -> None:
     if event.get("outputs"):
         task["outputs"] = event["outputs"]
     metadata = event.get("execution_metadata")
+    if metadata is None and "execution" in task:  # a running task's, made by its resources
+        task["execution"]["state"] = "FAILED"
     if metadata is not None:
         task["execution"] = {
             "displayName": task["taskName"],
@@ -309,6 +315,18 @@ def _record_outputs(task: Resource, event: dict[str, Any]) -> None:
             "schemaTitle": "system.ContainerExecution",
             "metadata": metadata,
         }
+
+
+def _record_running_resources(task: Resource, gcp_resources: str) -> None:
+    """A running task's `gcp_resources` (its job, as its launcher wrote it) in its execution's
+    metadata as `output:gcp_resources`, where the ended task shows it: a follower links the
+    job while the task runs."""
+    execution = task.setdefault(
+        "execution",
+        {"displayName": task["taskName"], "state": "RUNNING",
+         "schemaTitle": "system.ContainerExecution", "metadata": {}},
+    )  # fmt: skip
+    execution.setdefault("metadata", {})["output:gcp_resources"] = gcp_resources
 
 
 def _finish_cancelled(job: Resource) -> None:
