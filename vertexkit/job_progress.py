@@ -105,9 +105,7 @@ class JobProgress:
                            f"trial {trial.get('id')} {state:<9} {_metrics(trial)}")  # fmt: skip
 
     def _state(self, label: str, kind: str, name: str, job: dict[str, Any]) -> None:
-        state = str(job.get("state", "")).removeprefix("JOB_STATE_").removeprefix(
-            "PIPELINE_STATE_"
-        )
+        state = str(job.get("state", "")).removeprefix("JOB_STATE_").removeprefix("PIPELINE_STATE_")
         if self.seen.get(name) != state:
             self.seen[name] = state
             self._line(job.get("updateTime"), label,

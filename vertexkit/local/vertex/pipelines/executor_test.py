@@ -6,6 +6,7 @@ semantics (KFP backend driver, `backend/src/v2/driver/`, and the KFP SDK's test 
 
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 import ast
+import time
 import uuid
 from pathlib import Path
 from typing import Optional
@@ -403,3 +404,39 @@ def test_vertexkit_imports_no_private_kfp_function_nor_kfp_local():
                 ):
                     offending.append(f"{path.relative_to(PACKAGE)}: {module}")
     assert offending == []
+
+
+@dsl.component(install_kfp_package=False)
+def slow_echo(text: str) -> str:
+    import time
+
+    time.sleep(3)
+    return text
+
+
+@dsl.pipeline(name="slow-one")
+def slow_one() -> None:
+    slow_echo(text="x")
+
+
+def test_a_job_its_follower_loses_ends_failed_not_pending(local_cloud: LocalCloud, tmp_path):
+    """The job's folder removed under a running job (its events unreadable): the job ends
+    FAILED naming the cause, not RUNNING for ever with its driver gone."""
+    import shutil
+
+    job = run(local_cloud, slow_one, tmp_path, wait=False)
+    folder = local_cloud.home / "vertex" / "pipelineJobs" / job.job_id
+    deadline = time.monotonic() + 60
+    while aiplatform.PipelineJob.get(job.resource_name).state.name != "PIPELINE_STATE_RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    shutil.rmtree(folder)
+    deadline = time.monotonic() + 60  # without the guard it stays RUNNING: fail, not hang
+    while (ended := aiplatform.PipelineJob.get(job.resource_name)).state.name in (
+        "PIPELINE_STATE_PENDING",
+        "PIPELINE_STATE_RUNNING",
+    ):
+        assert time.monotonic() < deadline, "the job never ended"
+        time.sleep(0.1)
+    assert ended.state.name == "PIPELINE_STATE_FAILED"
+    assert "stopped following the job: FileNotFoundError" in ended.gca_resource.error.message

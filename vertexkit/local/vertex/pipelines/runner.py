@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,20 @@ class PipelineRunner:
             return name in self._processes
 
     def _run(self, name: str, job_dir: Path) -> None:
+        """Starts the job's driver and follows it to its end. Whatever goes wrong here ends the
+        job FAILED with the cause: a thread that died in silence would leave it PENDING or
+        RUNNING for ever, its driver gone."""
+        try:
+            self._start_and_follow(name, job_dir)
+        except Exception as exc:
+            traceback.print_exc()
+            self._kill(name)
+            with self._lock:
+                self._processes.pop(name, None)
+            reason = f"the local cloud stopped following the job: {type(exc).__name__}: {exc}"
+            self.backend.store.mutate(name, lambda job: _fail_unless_done(job, reason))
+
+    def _start_and_follow(self, name: str, job_dir: Path) -> None:
         if self.backend.store.get(name)["state"] == models.CANCELLING:  # cancelled while queued
             self.backend.store.mutate(name, _finish_cancelled)
             return
@@ -333,6 +348,12 @@ def _finish_cancelled(job: Resource) -> None:
     models.end_open_tasks(job, models.TASK_CANCELLED)
     job["error"] = {"code": models.CODE_CANCELLED, "message": "CANCELED"}
     models.set_state(job, models.CANCELLED)
+
+
+def _fail_unless_done(job: Resource, message: str) -> None:
+    if not models.is_terminal(job):
+        models.end_open_tasks(job, models.TASK_FAILED)
+        _fail(job, message)
 
 
 def _fail(job: Resource, message: str) -> None:
