@@ -87,9 +87,11 @@ def _run(
         if with_cli:
             state["cli"] = _cli_views(finished)
 
+    lines: list[str] = []
     run = runner.run_pipeline_job(
-        name, params, pipeline_yaml, home=home, emit=lambda _: None, while_running=inspect
+        name, params, pipeline_yaml, home=home, emit=lines.append, while_running=inspect
     )
+    state["lines"] = [line.split("  ", 1)[-1].split() for line in lines]
     return run, state
 
 
@@ -107,9 +109,23 @@ def test_training_promotes_then_caches_then_keeps_the_champion(tmp_path: Path) -
     assert first.outputs["metrics"]["metadata"]["accuracy"] > 0.9
     assert served["default"] == ["1"] and served["deployed_versions"] == ["1"]
     assert served["prediction"] == "Gentoo penguin (Pygoscelis papua)"
+    # the training step's custom job, as it runs and ends, between the task's own lines
+    task = "custom-training-job"
+    lines = served["lines"]
+    job_lines = [i for i, t in enumerate(lines) if t[:3] == [task, "custom", "job"]]
+    assert [lines[i][-1] for i in job_lines] == ["RUNNING", "SUCCEEDED"], lines
+    assert lines.index([task, "RUNNING"]) < job_lines[0]
+    assert job_lines[-1] < next(i for i, t in enumerate(lines) if t[:2] == [task, "SUCCEEDED"])
 
     # Same parameters: every task is served from cache, so no new version appears.
     cached, served_again = _run("training", home, [])
+    executor_states = {
+        t["taskName"]: t["state"]
+        for t in cached.job["jobDetail"]["taskDetails"]
+        if t["taskName"] not in ("challenger-promoted", "batch-predict-requested")
+        and t.get("parentTaskId")
+    }
+    assert set(executor_states.values()) == {"SKIPPED"}, executor_states
     assert (
         cached.outputs["model"]["metadata"]["resourceName"]
         == first.outputs["model"]["metadata"]["resourceName"]
