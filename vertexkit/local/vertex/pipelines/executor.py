@@ -421,7 +421,8 @@ class PipelineExecutor:
                 system,
                 keyed,
             )
-        self._emit_end(task_id, display, outcome, component)
+            # inside the slot: with max_parallel 1 the next task's start is after this end
+            self._emit_end(task_id, display, outcome, component)
         return outcome
 
     def system_placeholders(self, name: str, task_id: int) -> dict[str, str]:
