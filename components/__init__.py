@@ -27,6 +27,7 @@ COMPONENTS = (
     "retraining_window",
     "evaluate_champion",
     "record_decision",
+    "record_skip",
 )
 
 __all__ = list(COMPONENTS)

@@ -11,13 +11,16 @@ default source is a demo table built from penguins (which has no time column): e
 - The challenger trains on the new window only (`include_history=True`: all rows so far).
 - The test window is a fixed FARM_FINGERPRINT holdout over all history: the champion is
   re-evaluated on it in this run, so both metrics come from identical rows.
-- Every run that reaches the comparison appends a row to
+- Fewer than `min_new_rows` new rows is not an error: the window task decides `retrain` false,
+  everything after it sits in `dsl.If(retrain)` (its tasks end NOT_TRIGGERED), and the else
+  branch records a "skipped" decision; the run ends SUCCEEDED. A missing table or a bad column
+  still fails the window task, and the run.
+- Every run appends a row (promoted, kept the champion, or skipped) to
   `<project>.vertexkit_decisions.retraining_decisions`; `vertexkit decisions list` prints it.
 """
 
 from typing import NamedTuple
 
-from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from kfp import dsl
 from kfp.dsl import Dataset, Metrics
 
@@ -25,18 +28,25 @@ from vertexkit.components import (
     custom_training_job,
     evaluate_champion,
     record_decision,
+    record_skip,
     retraining_window,
 )
 from vertexkit.pipelines.training import register_evaluate_and_deploy
 
 
 class RetrainingOutputs(NamedTuple):
-    """What a run reports: the challenger, its metrics, the decision, the test window."""
+    """What a run reports, on both branches: whether it retrained, the decision and its row.
 
-    model: VertexModel
-    metrics: Metrics
+    A skipped run (too few new rows) has no challenger: `metrics` is then the skip's own
+    (`retrained` = 0) and `record` its "skipped" row; there is no `model` output, since only the
+    retrain branch makes one (`record`'s challenger_version names it).
+    """
+
+    retrained: bool
     promoted: bool
     decision: str
+    record: str
+    metrics: Metrics
     test_data: Dataset
     new_watermark: str
 
@@ -88,73 +98,89 @@ def retraining_pipeline(
     # The window depends on the decision history and the champion on the registry, not only on
     # the inputs: a cached result would replay an old window or an old champion.
     window.set_caching_options(False)
-    champion = evaluate_champion(
-        project=project,
-        location=location,
-        model_display_name=model_display_name,
-        test_data=window.outputs["test"],
-        label_column=label_column,
-    )
-    champion.set_caching_options(False)
-    train = custom_training_job(
-        project=project,
-        location=location,
-        display_name="retrain-tabular",
-        base_output_directory=f"{gcs_root}/training",
-        trainer_dir="trainers/tabular",
-        python_module="tabular_trainer.task",
-        framework=framework,
-        machine_type=machine_type,
-        args=[
-            f"--label-column={label_column}",
-            f"--exclude-columns={timestamp_column},{split_key_column}",
-            f"--framework={framework}",
-            f"--model-type={model_type}",
-            f"--n-estimators={n_estimators}",
-            f"--max-depth={max_depth}",
-        ],
-        training_data=window.outputs["train"],
-        validation_data=window.outputs["validation"],
-        test_data=window.outputs["test"],
-    )
-    challenger = register_evaluate_and_deploy(
-        model_dir=train.outputs["model"],
-        test_data=window.outputs["test"],
-        project=project,
-        location=location,
-        label_column=label_column,
-        model_display_name=model_display_name,
-        endpoint_display_name=endpoint_display_name,
-        framework=framework,
-        comparison_metric=comparison_metric,
-        min_improvement=min_improvement,
-        serving_machine_type=serving_machine_type,
-        traffic_percentage=traffic_percentage,
-        after=champion,
-    )
-    # Recorded as soon as the comparison decides: KFP cannot depend on a task inside dsl.If.
-    recorded = record_decision(
-        project=project,
-        location=location,
-        bq_location=bq_location,
-        challenger=challenger.model,
-        train_data=window.outputs["train"],
-        test_data=window.outputs["test"],
-        promoted=challenger.promoted,
-        reason=challenger.decision,
-        champion=challenger.champion,
-        watermark_used=window.outputs["watermark_used"],
-        new_watermark=window.outputs["new_watermark"],
-        metric=comparison_metric,
-        model_display_name=model_display_name,
-        decisions_table=decisions_table,
-    )
-    recorded.set_caching_options(False)
+    with dsl.If(window.outputs["retrain"] == True, name="new-data"):  # noqa: E712
+        champion = evaluate_champion(
+            project=project,
+            location=location,
+            model_display_name=model_display_name,
+            test_data=window.outputs["test"],
+            label_column=label_column,
+        )
+        champion.set_caching_options(False)
+        train = custom_training_job(
+            project=project,
+            location=location,
+            display_name="retrain-tabular",
+            base_output_directory=f"{gcs_root}/training",
+            trainer_dir="trainers/tabular",
+            python_module="tabular_trainer.task",
+            framework=framework,
+            machine_type=machine_type,
+            args=[
+                f"--label-column={label_column}",
+                f"--exclude-columns={timestamp_column},{split_key_column}",
+                f"--framework={framework}",
+                f"--model-type={model_type}",
+                f"--n-estimators={n_estimators}",
+                f"--max-depth={max_depth}",
+            ],
+            training_data=window.outputs["train"],
+            validation_data=window.outputs["validation"],
+            test_data=window.outputs["test"],
+        )
+        challenger = register_evaluate_and_deploy(
+            model_dir=train.outputs["model"],
+            test_data=window.outputs["test"],
+            project=project,
+            location=location,
+            label_column=label_column,
+            model_display_name=model_display_name,
+            endpoint_display_name=endpoint_display_name,
+            framework=framework,
+            comparison_metric=comparison_metric,
+            min_improvement=min_improvement,
+            serving_machine_type=serving_machine_type,
+            traffic_percentage=traffic_percentage,
+            after=champion,
+        )
+        # Recorded as soon as the comparison decides: KFP cannot depend on a task inside dsl.If.
+        recorded = record_decision(
+            project=project,
+            location=location,
+            bq_location=bq_location,
+            challenger=challenger.model,
+            train_data=window.outputs["train"],
+            test_data=window.outputs["test"],
+            promoted=challenger.promoted,
+            reason=challenger.decision,
+            champion=challenger.champion,
+            watermark_used=window.outputs["watermark_used"],
+            new_watermark=window.outputs["new_watermark"],
+            metric=comparison_metric,
+            model_display_name=model_display_name,
+            decisions_table=decisions_table,
+        )
+        recorded.set_caching_options(False)
+    with dsl.Else(name="no-new-data"):
+        # Too few new rows is not an error: the run succeeds with a "skipped" decision.
+        skipped = record_skip(
+            project=project,
+            location=location,
+            bq_location=bq_location,
+            reason=window.outputs["reason"],
+            source_table=window.outputs["source"],
+            watermark_used=window.outputs["watermark_used"],
+            metric=comparison_metric,
+            model_display_name=model_display_name,
+            decisions_table=decisions_table,
+        )
+        skipped.set_caching_options(False)
     return RetrainingOutputs(
-        model=challenger.model,
-        metrics=challenger.metrics,
-        promoted=challenger.promoted,
-        decision=challenger.decision,
+        retrained=window.outputs["retrain"],
+        promoted=dsl.OneOf(challenger.promoted, skipped.outputs["promoted"]),
+        decision=dsl.OneOf(challenger.decision, skipped.outputs["message"]),
+        record=dsl.OneOf(recorded.outputs["decision"], skipped.outputs["decision"]),
+        metrics=dsl.OneOf(challenger.metrics, skipped.outputs["metrics"]),
         test_data=window.outputs["test"],
         new_watermark=window.outputs["new_watermark"],
     )

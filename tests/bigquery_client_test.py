@@ -232,7 +232,7 @@ def test_errors(client: bigquery.Client, dataset: str) -> None:
     with pytest.raises(exceptions.BadRequest):
         client.query("SELECT 1 + 'a'").result()
     with pytest.raises(exceptions.BadRequest, match="not supported by the local BigQuery"):
-        client.query(f"SELECT APPROX_TOP_COUNT(species, 2) FROM `{PENGUINS}`").result()
+        client.query(f"SELECT SOUNDEX(species) FROM `{PENGUINS}`").result()
     with pytest.raises(exceptions.BadRequest, match="Legacy SQL"):
         client.query("SELECT 1", job_config=bigquery.QueryJobConfig(use_legacy_sql=True)).result()
     with pytest.raises(exceptions.NotFound):

@@ -7,6 +7,7 @@ scheduler thread fire on its own at a real minute boundary of `* * * * *`.
 
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
@@ -291,3 +293,88 @@ def test_cli_schedule_and_runs_on_the_running_local_cloud(local_cloud: LocalClou
     assert cli.invoke(app, ["schedule", "delete", schedule_id]).exit_code == 0
     assert schedule_id not in cli.invoke(app, ["schedule", "list"]).output
     assert cli.invoke(app, ["runs", "show", "no-such-run"]).exit_code == 2
+
+
+def test_end_time_stops_the_schedule_and_completes_it(
+    cloud: LocalCloud, clock: Clock, template: str
+) -> None:
+    # Schedule.endTime (REST reference): "Timestamp after which no new runs can be scheduled.
+    # If specified, the schedule will be completed when either end_time is reached or when
+    # scheduled_run_count >= max_run_count."
+    end = clock.now + timedelta(minutes=12)
+    schedule = make_schedule(
+        template, "*/5 * * * *", end_time=_iso(end), max_concurrent_run_count=5
+    )
+    scheduler = area_of(cloud).scheduler
+    fired = []
+    for _ in range(4):
+        clock.advance(5)
+        fired += scheduler.tick()
+    assert len(fired) == 2  # the due times before endTime, none after
+    wait_for_runs(schedule, 2)
+    schedule = aiplatform.PipelineJobSchedule.get(schedule.resource_name)
+    assert schedule.state.name == "COMPLETED"
+    assert schedule.gca_resource.started_run_count == 2
+
+
+def test_start_time_holds_off_every_run(cloud: LocalCloud, clock: Clock, template: str) -> None:
+    # Schedule.startTime (REST reference): "Timestamp after which the first run can be
+    # scheduled. Default to Schedule create time if not specified."
+    start = clock.now + timedelta(days=1)
+    schedule = make_schedule(template, "*/5 * * * *", start_time=_iso(start))
+    scheduler = area_of(cloud).scheduler
+    for _ in range(3):
+        clock.advance(5)
+        assert scheduler.tick() == []
+    schedule = aiplatform.PipelineJobSchedule.get(schedule.resource_name)
+    assert schedule.gca_resource.next_run_time.timestamp() >= start.timestamp()
+    assert schedule.gca_resource.started_run_count == 0
+
+
+def gapic_schedule(template: str, **fields: object) -> aiplatform_v1.Schedule:
+    job = {
+        "displayName": "scheduled",
+        "pipelineSpec": yaml.safe_load(Path(template).read_text()),
+        "runtimeConfig": {"gcsOutputDirectory": f"gs://schedules-{uuid.uuid4().hex[:10]}/root"},
+    }
+    body = {"displayName": "raw", "cron": "*/5 * * * *", "maxConcurrentRunCount": "5",
+            "createPipelineJobRequest": {"pipelineJob": job}, **fields}  # fmt: skip
+    return aiplatform_v1.Schedule.from_json(json.dumps(body))
+
+
+def test_max_concurrent_active_run_count_skips_a_time_that_finds_its_runs_active(
+    cloud: LocalCloud, clock: Clock, template: str
+) -> None:
+    # Schedule.maxConcurrentActiveRunCount (REST reference): "the maximum number of active runs
+    # that can be executed concurrently for this Schedule. This limits the number of runs that
+    # can be in a non-terminal state at the same time." A name in the body is the server's.
+    client = schedule_client(cloud)
+    parent = cloud.context().parent
+    asked = f"{parent}/schedules/mine"
+    schedule = gapic_schedule(template, name=asked, maxConcurrentActiveRunCount="1")
+    schedule.create_pipeline_job_request.pipeline_job_id = "nightly"  # each run's ID prefix
+    created = client.create_schedule(parent=parent, schedule=schedule)
+    assert created.name != asked and "/schedules/" in created.name
+    scheduler = area_of(cloud).scheduler
+    clock.advance(5)
+    assert len(scheduler.tick()) == 1
+    clock.advance(5)
+    assert scheduler.tick() == []  # its first run is still active
+    assert client.get_schedule(name=created.name).started_run_count == 1
+    runs = wait_for_runs(aiplatform.PipelineJobSchedule.get(created.name), 1)
+    assert runs[0].resource_name.rsplit("/", 1)[1].startswith("nightly-")
+
+
+def test_a_notebook_schedule_is_refused(cloud: LocalCloud, template: str) -> None:
+    # Schedule.createNotebookExecutionJobRequest (REST reference): the local cloud runs no
+    # Colab Enterprise notebooks, so it is a 400 naming the field, and nothing is stored.
+    client = schedule_client(cloud)
+    parent = cloud.context().parent
+    body = {"displayName": "notebook", "cron": "0 * * * *", "maxConcurrentRunCount": "1",
+            "createNotebookExecutionJobRequest": {"parent": parent, "notebookExecutionJob": {
+                "displayName": "nb", "gcsNotebookSource": {"uri": "gs://b/n.ipynb"}}}}  # fmt: skip
+    with pytest.raises(exceptions.BadRequest, match="createNotebookExecutionJobRequest"):
+        client.create_schedule(
+            parent=parent, schedule=aiplatform_v1.Schedule.from_json(json.dumps(body))
+        )
+    assert list(client.list_schedules(parent=parent)) == []

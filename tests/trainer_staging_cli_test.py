@@ -86,7 +86,8 @@ def test_compile_stages_the_trainer_and_the_yaml_carries_its_uri(
         user_folder, cloud,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    text = (user_folder / "out" / "own_trainer.yaml").read_text()
+    # compiled under the pipeline's own name (issue 26), not the function's
+    text = (user_folder / "out" / "own-trainer.yaml").read_text()
     [uri] = package_uris(yaml.safe_load(text))
     assert uri.startswith(f"gs://{BUCKET}/stage/trainers/") and uri.endswith(".tar.gz"), uri
     assert "constant: my_trainer\n" not in text and str(user_folder) not in text  # no local path
@@ -104,7 +105,7 @@ def test_compile_refuses_a_local_trainer_without_a_gs_staging_path(
     done = vertexkit(["compile", "user_pipe:own_trainer", "--output-dir", "out", *extra],
                      user_folder, cloud)  # fmt: skip
     assert done.returncode == 2 and named in done.stderr, done.stderr
-    assert not (user_folder / "out" / "own_trainer.yaml").exists()
+    assert not (user_folder / "out" / "own-trainer.yaml").exists()
 
 
 def test_run_vertex_stages_under_the_pipeline_root(cloud: LocalCloud, user_folder: Path) -> None:

@@ -8,8 +8,12 @@ effect, or refused with a 400 naming it before anything is created. Through the 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -295,3 +299,87 @@ def test_batch_explanation_refusals(sdk: CloudContext, artifact: str) -> None:
         create(generateExplanation=True,
                explanationSpec={"parameters": {"integratedGradientsAttribution": {}}})  # fmt: skip
     assert len(aiplatform.BatchPredictionJob.list()) == before
+
+
+# -- readiness after the deploy, and replicas ------------------------------------------------------
+def serving_processes(deployed_model_id: str) -> list[int]:
+    """The local processes serving a deployed model: those whose environment carries its
+    AIP_DEPLOYED_MODEL_ID (the variable Vertex gives every serving container)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if f"AIP_DEPLOYED_MODEL_ID={deployed_model_id}".encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(check: Any, seconds: float = 20.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        result = check()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(0.2)
+
+
+def test_a_failing_health_probe_after_the_deploy_makes_predictions_unavailable(
+    sdk: CloudContext, artifact: str, tmp_path: Path
+) -> None:
+    # ModelContainerSpec.healthProbe (REST reference): "Specification for Kubernetes readiness
+    # probe"; Kubernetes runs it every periodSeconds for the container's life, and a container
+    # failing it failureThreshold times receives no traffic until it passes successThreshold.
+    flag = tmp_path / "unhealthy"
+    # Ready while the flag file is absent and the server answers its health route.
+    script = (
+        f"import os, sys, urllib.request; os.path.exists({str(flag)!r}) and sys.exit(1); "
+        "port = os.environ['AIP_HTTP_PORT']; "
+        "urllib.request.urlopen(f'http://127.0.0.1:{port}/health')"
+    )
+    check = [sys.executable, "-c", script]
+    name = gapic_upload(sdk, artifact, {"healthProbe": {
+        "exec": {"command": check}, "periodSeconds": 1, "failureThreshold": 1}})  # fmt: skip
+    endpoint = aiplatform.Model(name).deploy(machine_type=MACHINE)
+
+    def answers() -> bool:
+        try:
+            return endpoint.predict(instances=[INSTANCE]).predictions == ["Adelie"]
+        except exceptions.ServiceUnavailable:
+            return False
+
+    assert answers()
+    flag.write_text("")
+    assert wait_until(lambda: not answers()), "still answered with a failing healthProbe"
+    with pytest.raises(exceptions.ServiceUnavailable, match="healthProbe failed"):
+        endpoint.predict(instances=[INSTANCE])
+    flag.unlink()
+    assert wait_until(answers), "no answer once the healthProbe passed again"
+    endpoint.undeploy_all()
+
+
+def test_min_replica_count_starts_that_many_servers_behind_the_endpoint(
+    sdk: CloudContext, artifact: str
+) -> None:
+    # DedicatedResources.minReplicaCount (REST reference): "The minimum number of machine
+    # replicas that will be always deployed on." Two replicas: one dying leaves one answering.
+    name = gapic_upload(sdk, artifact, {})
+    endpoint = aiplatform.Endpoint.create(display_name="replicas")
+    resources = {"machineSpec": {"machineType": MACHINE}, "minReplicaCount": 2,
+                 "maxReplicaCount": 2}  # fmt: skip
+    deployed = {"model": name, "dedicatedResources": resources}
+    sdk.endpoint_client().deploy_model(
+        endpoint=endpoint.resource_name,
+        deployed_model=aiplatform_v1.DeployedModel.from_json(json.dumps(deployed)),
+        traffic_split={"0": 100},
+    ).result()
+    deployed_id = endpoint.list_models()[0].id
+    assert endpoint.predict(instances=[INSTANCE]).predictions == ["Adelie"]
+    replicas = serving_processes(deployed_id)
+    assert len(replicas) == 2, replicas
+    os.kill(replicas[0], signal.SIGKILL)
+    for _ in range(4):  # every request is answered, by the replica left
+        assert endpoint.predict(instances=[INSTANCE]).predictions == ["Adelie"]
+    endpoint.undeploy_all()
+    assert wait_until(lambda: serving_processes(deployed_id) == [])

@@ -45,6 +45,8 @@ PRELOAD = (
     "vertexkit.local.projects",
     "vertexkit.local.storage.routes",
     "vertexkit.local.bigquery.routes",
+    "vertexkit.local.bigquery.storage_api.read",
+    "vertexkit.local.bigquery.storage_api.write",
     "vertexkit.local.vertex.routes",
     "vertexkit.local.vertex.training.routes",
     "vertexkit.local.vertex.registry.routes",

@@ -14,6 +14,9 @@ def retraining_window(
     test: Output[Dataset],
     watermark_used: OutputPath(str),
     new_watermark: OutputPath(str),
+    retrain: OutputPath(bool),
+    reason: OutputPath(str),
+    source: OutputPath(str),
     gcp_resources: OutputPath(str),
     source_table: str = "",
     timestamp_column: str = "ingested_at",
@@ -27,7 +30,8 @@ def retraining_window(
     project: str = "",
     location: str = "US",
 ):
-    """Exports the data since the watermark for training and the fixed holdout for testing.
+    """Exports the data since the watermark for training and the fixed holdout for testing,
+    or decides to skip the run when fewer than min_new_rows rows are new.
 
     The window is (watermark, newest timestamp], newest taken at run time (or window_end).
     Train and validation hold the window's rows (all history with include_history); test is the
@@ -45,7 +49,8 @@ def retraining_window(
             decision recorded for model_display_name and source_table (all data if none).
         window_end: ISO 8601 upper bound (inclusive); empty means the newest row.
         include_history: Train on all rows up to the new watermark, not only the new ones.
-        min_new_rows: Fewer new rows than this fails the run with a clear message.
+        min_new_rows: Fewer new rows than this skips the run (retrain false, nothing exported);
+            a missing table or a bad column still fails it.
         model_display_name: The model whose decision history holds the last watermark.
         decisions_table: PROJECT.DATASET.TABLE of decisions; empty means
             `<project>.vertexkit_decisions.retraining_decisions`.
@@ -57,7 +62,11 @@ def retraining_window(
         validation: The window's validation rows.
         test: The fixed holdout up to the new watermark.
         watermark_used: The lower bound applied (ISO 8601, empty for all data).
-        new_watermark: The newest timestamp read: the next run's default watermark.
+        new_watermark: The newest timestamp read: the next run's default watermark (on a
+            skip, watermark_used: the next run reads the same window again).
+        retrain: True when the window has at least min_new_rows new rows; false skips.
+        reason: The decision in words: `N new rows`, or `no new rows since WATERMARK`.
+        source: The source table read (PROJECT.DATASET.TABLE).
         gcp_resources: GCPC GcpResources JSON naming every BigQuery job.
     """
     from vertexkit.context import CloudContext
@@ -80,12 +89,22 @@ def retraining_window(
         ctx, spec, execution_folder(gcs_prefix, gcp_resources), location or None, gcp_resources
     )
     for artifact, split in ((train, "train"), (validation, "validation"), (test, "test")):
-        exported = result.splits[split]
-        artifact.uri = exported.uri
-        artifact.metadata.update({"rows": exported.rows, "format": result.format, "split": split})
+        exported = result.splits[split] if result else None
+        if exported is not None:
+            artifact.uri = exported.uri
+        rows = exported.rows if exported is not None else 0
+        artifact.metadata.update(
+            {"rows": rows, "format": result.format if result else "", "split": split}
+        )
     test.metadata["source_table"] = window.source_table
-    print(f"window ({iso(window.watermark_used) or '-inf'}, {iso(window.new_watermark)}]")
-    with open(watermark_used, "w") as handle:
-        handle.write(iso(window.watermark_used))
-    with open(new_watermark, "w") as handle:
-        handle.write(iso(window.new_watermark))
+    bounds = f"({iso(window.watermark_used) or '-inf'}, {iso(window.new_watermark) or 'now'}]"
+    print(f"window {bounds}: {'retrain' if window.retrain else 'skipped'}: {window.reason}")
+    for path, value in (
+        (watermark_used, iso(window.watermark_used)),
+        (new_watermark, iso(window.new_watermark)),
+        (retrain, "true" if window.retrain else "false"),
+        (reason, window.reason),
+        (source, window.source_table),
+    ):
+        with open(path, "w") as handle:
+            handle.write(value)

@@ -27,15 +27,18 @@ def _version(row: dict[str, Any], role: str) -> str:
 
 
 def _cells(row: dict[str, Any]) -> list[str]:
+    from vertexkit.runtime.retraining import SKIPPED, verdict
+
     start = row["watermark_used"]
-    window = f"({str(start)[:16] if start else 'start'}, {str(row['new_watermark'])[:16]}]"
+    end = row["new_watermark"]
+    window = f"({str(start)[:16] if start else 'start'}, {str(end)[:16] if end else 'start'}]"
     return [
         str(row["run_time"])[:19],
         str(row["model_display_name"]),
         window,
         _version(row, "champion"),
         _version(row, "challenger"),
-        "yes" if row["promoted"] else "no",
+        "skipped" if verdict(row) == SKIPPED else "yes" if row["promoted"] else "no",
         str(row["reason"]),
     ]
 

@@ -9,7 +9,8 @@ argv to tell a local `vertexkit run` and spawns the cloud's process first (`spaw
 The guess is only ever an early start: `take` hands the process over only for the home and
 caching that Typer parsed, and closes it otherwise (a spawned process that has not been asked
 to serve has touched no file, see `vertexkit.cloud_process`). Where the argv could mean
-anything else (`--vertex`, `--help`), nothing is spawned and `run` spawns as it always has.
+anything else (`--vertex`, `--kfp-host`, `--help`), nothing is spawned and `run` spawns as it
+always has.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from vertexkit.cloud_process import CloudProcess
 from vertexkit.local_up import home_or_default, running_local_up
 
-_NOT_LOCAL = {"--vertex", "--help"}
+_NOT_LOCAL = {"--vertex", "--help", "--kfp-host"}
 _spawned: tuple[Path, bool, CloudProcess] | None = None
 
 
@@ -27,7 +28,7 @@ def spawn_for(argv: list[str]) -> None:
     """Spawns the local cloud's process of the `vertexkit run` that `argv` (without the
     program) reads as, if any."""
     global _spawned
-    if not argv or argv[0] != "run" or _NOT_LOCAL & set(argv):
+    if not argv or argv[0] != "run" or _NOT_LOCAL & {word.split("=")[0] for word in argv}:
         return
     home = _home(argv)
     if running_local_up(home) is not None:

@@ -60,7 +60,8 @@ def up(
         typer.Option(help="Project the clients use", callback=spec_checked(validate_project_id)),
     ] = "local-project",
 ) -> None:
-    """Serve Cloud Storage, BigQuery and Vertex AI on 127.0.0.1; print `export` lines first."""
+    """Serve Cloud Storage, BigQuery, Vertex AI and the KFP API on 127.0.0.1; print `export`
+    lines first."""
     served = serving_record(home)  # before the port: the serving one may hold it
     if served:
         raise HomeServed(home_or_default(home), served)
@@ -76,7 +77,10 @@ def up(
         found = write_local_up(cloud.home, cloud.url, cloud.env())  # before the lines print
         for name, value in cloud.env().items():
             print(f"export {name}={value}", flush=True)
+        # kfp.Client() reads KF_PIPELINES_ENDPOINT when it is given no host
+        print(f"export KF_PIPELINES_ENDPOINT={cloud.kfp_url}", flush=True)
         print(f"# console: {cloud.url}/console/", flush=True)  # a comment: `eval` still works
+        print(f"# kfp: kfp.Client(host={cloud.kfp_url!r}) (the KFP v2beta1 API)", flush=True)
         cloud.ready()  # a refused state file ends the command here, with its message
         stopped.wait()
     finally:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from vertexkit import pipeline_registry, trainer_staging
 from vertexkit.cli import early_cloud
-from vertexkit.cli.errors import INTERRUPTED_EXIT, UserError, fail, plain_console
+from vertexkit.cli.errors import INTERRUPTED_EXIT, UserError, fail, one_line, plain_console
 from vertexkit.cli.options import (
     HomeOption,
     ProjectOption,
@@ -114,11 +114,36 @@ def run_command(
     ] = None,
     home: HomeOption = None,
     wait: Annotated[
-        bool, typer.Option("--wait/--no-wait", help="Follow the job to its end (with --vertex)")
+        bool,
+        typer.Option("--wait/--no-wait", help="Follow the run to its end (--vertex, --kfp-host)"),
     ] = True,
+    kfp_host: Annotated[
+        str | None,
+        typer.Option(
+            "--kfp-host",
+            help="Run on Kubeflow Pipelines at this URL (a cluster's, or the local cloud's)",
+        ),
+    ] = None,
+    experiment: Annotated[
+        str, typer.Option(help="KFP experiment, created when missing (with --kfp-host)")
+    ] = "Default",
+    namespace: Annotated[
+        str | None, typer.Option(help="Kubernetes namespace of a multi-user KFP (--kfp-host)")
+    ] = None,
+    kfp_token: Annotated[
+        str | None,
+        typer.Option(
+            "--kfp-token",
+            help="Bearer token for the KFP API (kfp.Client's existing_token); without it "
+            "kfp.Client's own credentials (KF_PIPELINES_* variables, its context file)",
+        ),
+    ] = None,
 ) -> None:
-    """Run a pipeline: on the local cloud by default, or on Vertex AI with --vertex."""
-    with _early_cloud(home, vertex, caching=not no_cache) as cloud_process:
+    """Run a pipeline: on the local cloud by default, on Vertex AI with --vertex, or on Kubeflow
+    Pipelines with --kfp-host."""
+    if vertex and kfp_host:
+        fail("--vertex and --kfp-host: choose one target")
+    with _early_cloud(home, vertex or bool(kfp_host), caching=not no_cache) as cloud_process:
         import_kfp()
         from vertexkit import runner  # kfp and the aiplatform SDK: imported when needed
         from vertexkit.pipeline_jobs import PipelineJobFailed
@@ -127,6 +152,22 @@ def run_command(
         check_display_names(params)
         if cloud_process is not None:  # checked: a new home may be made now
             cloud_process.ask_to_serve(clients=uses_clients(pipeline_spec(pipeline_yaml)))
+        if kfp_host:
+            _run_on_kfp(
+                name,
+                params,
+                pipeline_yaml,
+                kfp_host,
+                experiment,
+                namespace,
+                kfp_token,
+                project,
+                region,
+                pipeline_root,
+                no_cache,
+                wait,
+            )
+            return
         if vertex:
             _submit_to_vertex(
                 name,
@@ -255,6 +296,64 @@ def _staged(pipeline_yaml: str, staging: str, project: str | None) -> str:
     except ValueError as exc:
         raise UserError("--project", str(exc)) from None
     return trainer_staging.stage_with_context(pipeline_yaml, staging, context)
+
+
+def _run_on_kfp(
+    name: str,
+    params: dict,
+    pipeline_yaml: str,
+    host: str,
+    experiment: str,
+    namespace: str | None,
+    token: str | None,
+    project: str | None,
+    region: str,
+    pipeline_root: str | None,
+    no_cache: bool,
+    wait: bool,
+) -> None:
+    """`--kfp-host`: upload or reuse the version, run it, follow it (`vertexkit.kfp_runs`)."""
+    from vertexkit import kfp_runs, runner
+    from vertexkit.cli.summary import summarize_kfp
+    from vertexkit.pipeline_jobs import PipelineJobFailed
+
+    if pipeline_root is not None and not pipeline_root.startswith(("gs://", "minio://", "s3://")):
+        raise UserError(
+            "--pipeline-root", f"must be gs://, minio:// or s3://, got {pipeline_root!r}"
+        )
+    _check_staging(name, pipeline_yaml, None)  # a local trainer folder never reaches a cluster
+    # What a run fills from its target, where given: the project and region of the Vertex
+    # resources its components create, and its gcs_root under --pipeline-root.
+    target = {"location": region}
+    if project:
+        target["project"] = project
+    if pipeline_root and pipeline_root.startswith("gs://"):
+        target["gcs_root"] = f"{pipeline_root.rstrip('/')}/{name}"
+    declared = runner.declared_parameters(pipeline_yaml)
+    values = {k: v for k, v in target.items() if k in declared} | params
+    if no_cache:
+        pipeline_yaml = kfp_runs.without_caching(pipeline_yaml)
+    try:
+        run = kfp_runs.run_on_kfp(
+            name,
+            pipeline_yaml,
+            values,
+            host,
+            experiment,
+            namespace=namespace,
+            token=token,
+            pipeline_root=pipeline_root,
+            wait=wait,
+            emit=progress,
+        )
+    except PipelineJobFailed as exc:
+        fail(f"pipeline {name!r} {exc}")
+    except kfp_runs.KFP_UNREACHABLE as exc:
+        fail(f"cannot reach the KFP API at {host}: {one_line(str(exc))[:300]}", "--kfp-host")
+    except kfp_runs.kfp_api_error() as exc:
+        fail(f"the KFP API at {host} refused: {kfp_runs.api_error_message(exc)}", "--kfp-host")
+    if wait:
+        summarize_kfp(console, run, runner.effective_values(pipeline_yaml, values))
 
 
 def _submit_to_vertex(

@@ -85,7 +85,7 @@ def test_vertex_needs_project_and_pipeline_root() -> None:
 
 
 # -- compile applies run's preflight -------------------------------------------------------------
-T4_ON_E2_MODULE = '''
+T4_ON_E2_MODULE = """
 from kfp import dsl
 
 from vertexkit.components import custom_training_job
@@ -103,7 +103,7 @@ def t4_on_e2(project: str = "local-project", machine_type: str = "e2-standard-4"
         accelerator_type="NVIDIA_TESLA_T4",
         accelerator_count=1,
     )
-'''
+"""
 
 
 def test_compile_refuses_what_run_refuses_with_the_same_message(
@@ -124,9 +124,7 @@ def test_compile_refuses_what_run_refuses_with_the_same_message(
     assert compile_error == run_error
     assert not out.exists() and not home.exists()  # nothing written, nothing started
     # the same pipeline with a machine that takes a T4 compiles, to the pipeline's own name
-    ok = CliRunner().invoke(
-        app, ["compile", ref, "--output-dir", str(out)], env={"COLUMNS": "200"}
-    )
+    ok = CliRunner().invoke(app, ["compile", ref, "--output-dir", str(out)], env={"COLUMNS": "200"})
     assert ok.exit_code == 2  # the default is still e2: a parameter default is checked too
     fixed = T4_ON_E2_MODULE.replace('"e2-standard-4"', '"n1-standard-8"')
     (tmp_path / "t4_on_n1_module.py").write_text(fixed)
@@ -134,3 +132,17 @@ def test_compile_refuses_what_run_refuses_with_the_same_message(
     ok = CliRunner().invoke(app, ["compile", "t4_on_n1_module:t4_on_e2", "--output-dir", str(out)])
     assert ok.exit_code == 0, ok.output
     assert (out / "t4-on-e2.yaml").is_file()
+
+
+def test_kfp_host_refusals_name_the_option() -> None:
+    both = CliRunner().invoke(app, ["run", "training", "--vertex", "--kfp-host", "http://h"])
+    assert both.exit_code == 2 and "choose one target" in both.output
+    root = CliRunner().invoke(
+        app, ["run", "training", "--kfp-host", "http://h", "--pipeline-root", "/tmp/x"]
+    )
+    assert root.exit_code == 2 and "--pipeline-root: must be gs://" in " ".join(root.output.split())
+    closed = CliRunner().invoke(app, ["run", "training", "--kfp-host", "http://127.0.0.1:9"])
+    assert closed.exit_code == 2
+    assert "--kfp-host: cannot reach the KFP API at http://127.0.0.1:9" in " ".join(
+        closed.output.split()
+    )

@@ -40,8 +40,11 @@ def summarize(console: Console, run: FinishedRun) -> None:
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")  # resource names must stay whole to be copied
     model = outputs.get("model")
+    record = outputs.get("record")  # the retraining pipeline's decision row (JSON)
     if model is not None:
         table.add_row("model version", model.get("metadata", {}).get("resourceName", model["uri"]))
+    elif isinstance(record, dict) and record.get("challenger_version"):
+        table.add_row("model version", record["challenger_version"])
     metrics = outputs.get("metrics")
     if metrics is not None:
         shown = {
@@ -51,8 +54,7 @@ def summarize(console: Console, run: FinishedRun) -> None:
         }
         table.add_row("metrics", ", ".join(f"{k}={v:.4g}" for k, v in sorted(shown.items())))
     if "decision" in outputs:
-        verdict = "promoted" if outputs.get("promoted") else "kept the champion"
-        table.add_row("decision", f"{verdict}: {outputs['decision']}")
+        table.add_row("decision", f"{_verdict(outputs)}: {outputs['decision']}")
     table.add_row("artifacts", f"{run.pipeline_root}/")
     endpoint = _endpoint(run)
     if endpoint is not None:
@@ -62,6 +64,13 @@ def summarize(console: Console, run: FinishedRun) -> None:
             table.add_row("sample instance", json.dumps(instance, default=str))
             table.add_row("prediction", json.dumps(prediction, default=str))
     console.print(table)
+
+
+def _verdict(outputs: dict[str, Any]) -> str:
+    """promoted, kept the champion, or skipped (a retraining run that did not retrain)."""
+    if outputs.get("retrained") is False:
+        return "skipped"
+    return "promoted" if outputs.get("promoted") else "kept the champion"
 
 
 def _endpoint(run: FinishedRun) -> Any | None:
@@ -131,3 +140,57 @@ def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
 def _read_text(run: FinishedRun, uri: str) -> str:
     bucket, name = split_gs_uri(uri)
     return run.context.storage_client().bucket(bucket).blob(name).download_as_text()
+
+
+def summarize_kfp(console: Console, run: Any, params: dict[str, Any]) -> None:
+    """`vertexkit run --kfp-host`'s summary: what the KFP API gives (the run, its tasks, its
+    pipeline root) and, where the environment names a Vertex AI project (`CloudContext.from_env`:
+    Google's, or the local cloud's exports), the model and endpoint the pipeline's parameters
+    name, read from the Model Registry and the endpoints there. The KFP API answers artifact IDs
+    only, never their values, so the metrics, the decision and a sample prediction that a local
+    or a Vertex run shows are not in this summary."""
+    from vertexkit.context import CloudContext
+
+    body = run.run
+    title = f"{run.name}: {body.get('run_id', '')} finished in {run.seconds:.1f} s"
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_row("run", f"{run.host.rstrip('/')}/#/runs/details/{body.get('run_id', '')}")
+    table.add_row("pipeline version", f"{run.pipeline_id} / {run.version_id}")
+    tasks = (body.get("run_details") or {}).get("task_details") or []
+    counts: dict[str, int] = {}
+    for task in tasks:
+        if task.get("parent_task_id"):  # the pipeline's root DAG is the run itself
+            counts[task.get("state", "?")] = counts.get(task.get("state", "?"), 0) + 1
+    table.add_row("tasks", ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items())))
+    root = (body.get("runtime_config") or {}).get("pipeline_root")
+    if root:
+        table.add_row("pipeline root", f"{root.rstrip('/')}/")
+    try:
+        context = CloudContext.from_env(params.get("project"), params.get("location"))
+    except ValueError:
+        context = None
+    if context is not None:
+        model = _latest_model(context, params.get("model_display_name"))
+        if model is not None:
+            table.add_row("model version", f"{model.name}@{model.version_id}")
+        name = params.get("endpoint_display_name")
+        if name:
+            listed = context.endpoint_client().list_endpoints(
+                request={"parent": context.parent, "filter": f'display_name="{name}"'}
+            )
+            public = [e for e in listed if not e.network and not e.private_service_connect_config]
+            if public:
+                table.add_row("endpoint", public[-1].name)
+    console.print(table)
+
+
+def _latest_model(context: Any, display_name: str | None) -> Any | None:
+    if not display_name:
+        return None
+    listed = context.model_client().list_models(
+        request={"parent": context.parent, "filter": f'display_name="{display_name}"'}
+    )
+    models = sorted(listed, key=lambda m: m.version_update_time or m.update_time)
+    return models[-1] if models else None

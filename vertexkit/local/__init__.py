@@ -12,10 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vertexkit.local.hooks.vertexkit_redirect import install_sdk_projects
+
 if TYPE_CHECKING:
     from vertexkit.local.server import LocalCloud
 
 __all__ = ["LocalCloud"]
+
+# A process that uses the local cloud may point the aiplatform SDK at it with
+# `aiplatform.init(api_endpoint=...)` itself: the SDK's own Resource Manager calls then follow
+# that endpoint instead of dialling Google's host (hooks/vertexkit_redirect.py says why).
+install_sdk_projects()
 
 
 def __getattr__(name: str) -> Any:

@@ -2,8 +2,9 @@
 
 Cloud Storage answers under `/storage/v1`, `/upload/storage/v1` and `/download/storage/v1`,
 BigQuery under `/bigquery/v2` and `/upload/bigquery/v2`, Vertex AI under `/v1` and `/ui` (the
-path the SDK polls long-running operations on). Each service lives in its own folder with its
-models (state), responses (wire format) and routes.
+path the SDK polls long-running operations on), the KFP v2beta1 API under `/apis/v2beta1`
+(`kfp.Client(host=<url>)`). Each service lives in its own folder with its models (state),
+responses (wire format) and routes.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from vertexkit.specs.errors import SpecError
 if TYPE_CHECKING:
     from vertexkit.local.bigquery.routes import BigQueryService
     from vertexkit.local.console.routes import ConsoleService
+    from vertexkit.local.kfp.routes import KfpService
     from vertexkit.local.storage.routes import StorageService
     from vertexkit.local.vertex.routes import VertexService
 
@@ -89,6 +91,7 @@ class LocalCloud:
         self._bigquery_storage: BigQueryStorageServer | None = None
         self.storage: StorageService
         self.vertex: VertexService
+        self.kfp: KfpService
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self, wait: bool = True) -> LocalCloud:
@@ -212,6 +215,11 @@ class LocalCloud:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def kfp_url(self) -> str:
+        """Where `kfp.Client(host=...)` finds the KFP v2beta1 API: the cloud's own port."""
+        return self.url
+
     def context(self) -> CloudContext:
         return CloudContext(
             project=self.project,
@@ -230,8 +238,10 @@ class LocalCloud:
 
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
+        from vertexkit.local.kfp.routes import KfpService
         from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
+        from vertexkit.local.vertex.pipeline_jobs_api import PipelineJobsApi
         from vertexkit.local.vertex.routes import VertexService
 
         storage = StorageService(self.home / "storage", project=self.project)
@@ -243,8 +253,14 @@ class LocalCloud:
         # exports name it; they get the warehouse, waiting for BigQuery's build on a first call.
         self._bigquery_storage = BigQueryStorageServer(lambda: self.bigquery.warehouse)
         vertex = VertexService(self.home / "vertex", storage=storage, cloud=self._handles())
-        self.storage, self._bigquery, self.vertex = storage, bigquery, vertex
-        self.services = [storage, bigquery, self._bigquery_storage, vertex]
+        # The KFP API: its runs are Vertex pipeline jobs, reached through that one handle.
+        jobs = PipelineJobsApi(
+            vertex.router, vertex.start, f"projects/{self.project}/locations/{self.region}"
+        )
+        kfp = KfpService(self.home / "kfp", jobs)
+        self.storage, self._bigquery, self.vertex, self.kfp = storage, bigquery, vertex, kfp
+        # closed in reverse: KFP's firing stops before Vertex's jobs end
+        self.services = [storage, bigquery, self._bigquery_storage, vertex, kfp]
         routes = [Route("/", _health), Route("/healthz", _health)]
         # Before Vertex's `/v1/{path}`: `/v1/projects/{project}` alone is Resource Manager's.
         routes.extend(ProjectsService([self.project, DEFAULT_PROJECT]).routes())

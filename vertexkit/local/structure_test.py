@@ -8,6 +8,7 @@ from pathlib import Path
 
 LOCAL = Path(__file__).parent
 VERTEX = LOCAL / "vertex"
+KFP = LOCAL / "kfp"
 REGISTRAR = VERTEX / "routes.py"  # registers every area: the one module that imports their routes
 
 
@@ -30,7 +31,7 @@ def product_files(folder: Path) -> list[Path]:
 def test_no_vertex_or_console_module_imports_the_server() -> None:
     offenders = [
         str(path.relative_to(LOCAL))
-        for folder in (VERTEX, LOCAL / "console", LOCAL / "bigquery", LOCAL / "storage")
+        for folder in (VERTEX, LOCAL / "console", LOCAL / "bigquery", LOCAL / "storage", KFP)
         for path in product_files(folder)
         if "vertexkit.local.server" in imported_modules(path)
     ]
@@ -69,7 +70,7 @@ def test_spec_errors_become_400s_in_one_place() -> None:
 
 def test_every_service_and_area_has_the_one_lifecycle() -> None:
     """Started, warmed and closed with no check of what a part has (`vertexkit.local.lifecycle`)."""
-    parts_files = [*product_files(VERTEX), *product_files(LOCAL / "console"),
+    parts_files = [*product_files(VERTEX), *product_files(LOCAL / "console"), *product_files(KFP),
                    LOCAL / "bigquery" / "routes.py", LOCAL / "storage" / "routes.py"]  # fmt: skip
     offenders = [
         f"{path.relative_to(LOCAL)}: {node.name}"
@@ -83,4 +84,17 @@ def test_every_service_and_area_has_the_one_lifecycle() -> None:
     assert offenders == []
 
 
-NOT_A_PART = {"JobArea"}  # a Protocol of the job verbs, not a part the cloud starts
+NOT_A_PART = {"JobArea"}
+
+
+def test_the_kfp_api_reaches_vertex_only_through_its_handle() -> None:
+    """`vertexkit/local/kfp/` runs its runs as Vertex pipeline jobs through the `PipelineJobs`
+    handle the server gives it: it imports no Vertex module but the generic JSON store."""
+    offenders = [
+        f"{path.relative_to(LOCAL)} imports {module}"
+        for path in product_files(KFP)
+        for module in imported_modules(path)
+        if module.startswith("vertexkit.local.vertex")
+        and not module.startswith("vertexkit.local.vertex.store")
+    ]
+    assert offenders == []  # a Protocol of the job verbs, not a part the cloud starts

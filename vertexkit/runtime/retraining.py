@@ -158,9 +158,11 @@ class WindowSpec:
 class Window:
     source_table: str
     watermark_used: dt.datetime | None
-    new_watermark: dt.datetime
+    new_watermark: dt.datetime | None
     new_rows: int
     query: str
+    retrain: bool = True
+    reason: str = ""
 
 
 def last_watermark(
@@ -214,10 +216,16 @@ def plan_window(ctx: CloudContext, spec: WindowSpec) -> Window:
     )
     new_rows, newest = int(stats[0][0]), stats[0][1]
     if new_rows < spec.min_new_rows:
-        raise SpecError(
-            "watermark",
-            f"{new_rows} new rows in {source} after {iso(watermark) or 'the beginning'}; "
-            f"min_new_rows is {spec.min_new_rows}: nothing to retrain on",
+        # Not an error: the run is skipped, and the next one continues from the same watermark
+        # (the few rows seen here are retrained on once enough have arrived).
+        return Window(
+            source,
+            watermark,
+            watermark,
+            new_rows,
+            "",
+            False,
+            skip_reason(new_rows, watermark, spec),
         )
     holdout = split_predicates(_key_expression(spec.split_key_column), FRACTIONS)["test"]
     window = "TRUE" if spec.include_history else after
@@ -225,7 +233,15 @@ def plan_window(ctx: CloudContext, spec: WindowSpec) -> Window:
         f"SELECT src.* FROM `{source}` AS src WHERE src.`{column}` <= {sql_timestamp(newest)} "
         f"AND (({window}) OR ({holdout}))"
     )
-    return Window(source, watermark, newest, new_rows, query)
+    return Window(source, watermark, newest, new_rows, query, True, f"{new_rows} new rows")
+
+
+def skip_reason(new_rows: int, watermark: dt.datetime | None, spec: WindowSpec) -> str:
+    """Why a window is not retrained on: `no new rows since 2024-01-10T00:00:00Z`, ..."""
+    since = f"since {iso(watermark)}" if watermark else "in the source"
+    if new_rows == 0:
+        return f"no new rows {since}"
+    return f"{new_rows} new rows {since}, fewer than min_new_rows={spec.min_new_rows}"
 
 
 def export_window(
@@ -234,15 +250,19 @@ def export_window(
     gcs_prefix: str,
     location: str | None = None,
     gcp_resources_path: str | None = None,
-) -> tuple[Window, ExportResult]:
+) -> tuple[Window, ExportResult | None]:
     """The window's train/validation splits and the fixed holdout, exported to Cloud Storage.
 
     One export with the standard FARM_FINGERPRINT split: holdout rows hash into `test`, so the
-    query's other rows (the window) land in train/validation only.
+    query's other rows (the window) land in train/validation only. A window with too few new
+    rows (`window.retrain` false, `window.reason` says why) exports nothing: (window, None).
     """
     if not spec.source_table:
         spec = WindowSpec(**{**asdict(spec), "source_table": ensure_demo_table(ctx, location)})
     window = plan_window(ctx, spec)
+    if not window.retrain:
+        log.info("skipped: %s", window.reason)
+        return window, None
     log.info(
         "window (%s, %s]: %d new rows",
         iso(window.watermark_used) or "-inf",
@@ -277,17 +297,25 @@ def evaluate_champion(
     Returns ("", {}) when no model has this display name yet.
     """
     from vertexkit.runtime.evaluation import evaluate_model
-    from vertexkit.runtime.models import DEFAULT_ALIAS, find_model_by_display_name
 
-    model_name = find_model_by_display_name(ctx, model_display_name)
-    if model_name is None:
+    champion = serving_version(ctx, model_display_name)
+    if not champion:
         return "", {}
-    version = ctx.model_client().get_model(name=f"{model_name}@{DEFAULT_ALIAS}").version_id
-    champion = f"{model_name}@{version}"
     evaluation, _ = evaluate_model(
         ctx, champion, test_data_uri, label_column, task, gcp_resources=gcp_resources
     )
     return champion, evaluation.metrics
+
+
+def serving_version(ctx: CloudContext, model_display_name: str) -> str:
+    """`projects/.../models/ID@VERSION` of the model's `default` version; "" when none."""
+    from vertexkit.runtime.models import DEFAULT_ALIAS, find_model_by_display_name
+
+    model_name = find_model_by_display_name(ctx, model_display_name) if model_display_name else None
+    if model_name is None:
+        return ""
+    version = ctx.model_client().get_model(name=f"{model_name}@{DEFAULT_ALIAS}").version_id
+    return f"{model_name}@{version}"
 
 
 # -- the decision history --------------------------------------------------------------------
@@ -328,6 +356,48 @@ def decision_from_registry(
     )
 
 
+SKIPPED = "skipped"
+
+
+def skipped_decision(
+    ctx: CloudContext,
+    model_display_name: str,
+    source_table: str,
+    watermark_used: str,
+    reason: str,
+    metric: str = "",
+) -> Decision:
+    """A run that did not retrain: no challenger, the serving version kept as it is.
+
+    Its new watermark is the one it used, so the next run (empty watermark) reads the same
+    window again, with whatever arrived since.
+    """
+    return Decision(
+        model_display_name=model_display_name,
+        source_table=source_table,
+        watermark_used=watermark_used,
+        new_watermark=watermark_used,
+        train_rows=0,  # nothing was trained; the reason counts the rows that were seen
+        test_rows=0,
+        metric=metric,
+        champion_version=serving_version(ctx, model_display_name),
+        champion_metric=None,
+        challenger_version="",
+        challenger_metric=None,
+        promoted=False,
+        reason=reason,
+        run_time=iso(dt.datetime.now(dt.timezone.utc)),
+    )
+
+
+def verdict(row: dict[str, Any]) -> str:
+    """A decision row as a user reads it: promoted, kept the champion, or skipped (no
+    challenger: the run had nothing to retrain on)."""
+    if not row.get("challenger_version"):
+        return SKIPPED
+    return "promoted" if row.get("promoted") else "kept the champion"
+
+
 def record_decision(
     ctx: CloudContext,
     decision: Decision,
@@ -344,7 +414,7 @@ def record_decision(
     ctx.bigquery_client().create_table(bigquery.Table(table, schema=schema), exists_ok=True)
     values = asdict(decision)
     values["run_time"] = values["run_time"] or iso(dt.datetime.now(dt.timezone.utc))
-    for name in ("watermark_used", "new_watermark", "champion_version"):
+    for name in ("watermark_used", "new_watermark", "champion_version", "challenger_version"):
         values[name] = values[name] or None  # NULL, not "", when there was none
     # Typed CASTs: a NULL parameter alone has no type.
     select = ", ".join(f"CAST(@{name} AS {kind}) AS {name}" for name, kind in DECISION_FIELDS)

@@ -78,12 +78,38 @@ def test_window_trains_on_new_rows_and_tests_on_the_whole_holdout(
     assert (pd.to_datetime(second_test["ingested_at"], utc=True) <= cutoff).any()
 
 
-def test_refuses_an_empty_window_and_bad_columns(
-    cloud_context: CloudContext, decisions: str
+def test_too_few_new_rows_is_a_skip_not_an_error(
+    cloud_context: CloudContext, decisions: str, bucket: str
 ) -> None:
     table = retraining.ensure_demo_table(cloud_context)
-    with pytest.raises(SpecError, match="nothing to retrain on"):
-        retraining.plan_window(cloud_context, _spec(table, decisions, watermark="2030-01-01"))
+    spec = _spec(table, decisions, watermark="2030-01-01")
+    window, exported = retraining.export_window(cloud_context, spec, f"{bucket}/none")
+    assert exported is None and window.retrain is False and window.new_rows == 0
+    assert window.reason == "no new rows since 2030-01-01T00:00:00Z"
+    # The watermark stays: the next run reads the same window again.
+    assert retraining.iso(window.new_watermark) == "2030-01-01T00:00:00Z"
+    few = retraining.plan_window(
+        cloud_context, _spec(table, decisions, watermark="2024-01-10T22:00:00Z", min_new_rows=1000)
+    )
+    assert few.retrain is False and 0 < few.new_rows < 1000
+    assert few.reason == (
+        f"{few.new_rows} new rows since 2024-01-10T22:00:00Z, fewer than min_new_rows=1000"
+    )
+    enough = retraining.plan_window(cloud_context, _spec(table, decisions))
+    assert enough.retrain is True and enough.reason == f"{enough.new_rows} new rows"
+
+
+def test_a_broken_source_still_fails(cloud_context: CloudContext, decisions: str) -> None:
+    from google.api_core.exceptions import BadRequest, NotFound
+
+    table = retraining.ensure_demo_table(cloud_context)
+    missing = f"{cloud_context.project}.{_unique('nope')}.events"
+    with pytest.raises(NotFound):
+        retraining.plan_window(cloud_context, _spec(missing, decisions))
+    with pytest.raises(BadRequest, match="no_such_column"):
+        retraining.plan_window(
+            cloud_context, _spec(table, decisions, timestamp_column="no_such_column")
+        )
     with pytest.raises(SpecError, match="timestamp_column"):
         retraining.plan_window(cloud_context, _spec(table, decisions, timestamp_column="a b"))
     with pytest.raises(SpecError, match="window_end"):
@@ -91,6 +117,30 @@ def test_refuses_an_empty_window_and_bad_columns(
             cloud_context,
             _spec(table, decisions, watermark="2024-01-05", window_end="2024-01-04"),
         )
+
+
+def test_a_skipped_decision_keeps_the_watermark_and_reads_as_skipped(
+    cloud_context: CloudContext, decisions: str
+) -> None:
+    table = retraining.ensure_demo_table(cloud_context)
+    reason = "no new rows since 2024-01-04T00:00:00Z"
+    row = retraining.skipped_decision(
+        cloud_context, "no-such-model", table, "2024-01-04T00:00:00Z", reason
+    )
+    assert row.challenger_version == "" and row.champion_version == "" and not row.promoted
+    retraining.record_decision(cloud_context, row, decisions)
+    [stored] = retraining.list_decisions(cloud_context, decisions)
+    assert stored["challenger_version"] is None and stored["reason"] == reason
+    assert retraining.verdict(stored) == "skipped"
+    assert retraining.iso(stored["new_watermark"]) == "2024-01-04T00:00:00Z"
+    assert retraining.verdict({"challenger_version": "m@1", "promoted": True}) == "promoted"
+    assert retraining.verdict({"challenger_version": "m@1", "promoted": False}) == (
+        "kept the champion"
+    )
+    assert (
+        retraining.iso(retraining.last_watermark(cloud_context, decisions, "no-such-model", table))
+        == "2024-01-04T00:00:00Z"
+    )
 
 
 def test_recorded_decision_moves_the_default_watermark(

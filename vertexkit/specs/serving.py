@@ -156,15 +156,19 @@ def container_notes(spec: Mapping[str, Any], prebuilt: bool) -> list[str]:
     return notes
 
 
-def deployed_model_notes(deployed: Mapping[str, Any]) -> list[str]:
-    """The replica and machine fields of a DeployedModel: locally one server per deployed model,
-    on this machine, never scaled."""
+def deployed_model_notes(deployed: Mapping[str, Any], prebuilt: bool = True) -> list[str]:
+    """The replica and machine fields of a DeployedModel: a custom container runs
+    minReplicaCount servers behind the endpoint (in turn); a prebuilt model is one local model
+    process, whatever the count; never scaled beyond it."""
     notes = []
     dedicated = deployed.get("dedicatedResources") or {}
     field = "deployedModel.dedicatedResources"
     minimum = int(dedicated.get("minReplicaCount") or 0)
-    if minimum > 1:
-        notes.append(f"{field}.minReplicaCount ({minimum}): one local server stands for them")
+    if minimum > 1 and prebuilt:
+        notes.append(
+            f"{field}.minReplicaCount ({minimum}): one local model process stands for them "
+            "(each replica of a prebuilt image loads the same artifact and answers the same)"
+        )
     maximum = int(dedicated.get("maxReplicaCount") or 0)
     if maximum > max(minimum, 1):
         notes.append(f"{field}.maxReplicaCount ({maximum}): no autoscaling locally")

@@ -18,6 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from vertexkit.local.bigquery import functions, json_udfs, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -89,12 +90,37 @@ DATE_AND_TIME_MACROS = {
     "bq_week(d, first)": "(dayofyear(d) + 6 - ((dayofweek(d) - first + 7) % 7)) // 7",
 }
 JSON_MACROS = {
+    # The JSON-only functions (json_udfs.py) take a JSON value; another type would be read
+    # as JSON text by DuckDB, an answer BigQuery does not give.
+    "bq_require_json(x, name)": """CASE WHEN typeof(x) = 'JSON' THEN CAST(x AS JSON)
+        ELSE error('not supported by the local BigQuery: ' || name || ' of a ' || typeof(x)
+            || ' value (JSON only)') END""",
     # BigQuery's JSON_TYPE names JSON's own types, not DuckDB's.
     "bq_json_type(j)": """CASE json_type(j)
         WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string'
         WHEN 'BOOLEAN' THEN 'boolean' WHEN 'NULL' THEN 'null'
         WHEN 'BIGINT' THEN 'number' WHEN 'UBIGINT' THEN 'number' WHEN 'DOUBLE' THEN 'number'
         WHEN 'HUGEINT' THEN 'number' END""",
+}
+APPROXIMATE_AGGREGATE_MACROS = {
+    # APPROX_TOP_COUNT / APPROX_TOP_SUM over list(x) (NULLs kept: BigQuery counts NULL as a
+    # value). Exact counts, largest first; ties by value (BigQuery leaves their order open).
+    "bq_with_null(values, l)": """list_distinct(values)
+        || CASE WHEN list_count(values) < len(values) THEN [NULL] ELSE [] END""",
+    "bq_top_count(l, n)": """[{'value': s.value, 'count': -s.c} FOR s IN list_slice(list_sort(
+        [{'c': -len([e FOR e IN l IF e IS NOT DISTINCT FROM v]), 'value': v}
+            FOR v IN bq_with_null(l, l)]), 1, n)]""",
+    # l: list({'v': value, 'w': weight}); NULL weights are left out, a value with none sums NULL
+    "bq_weights(l, v)": "[e.w FOR e IN l IF e.v IS NOT DISTINCT FROM v AND e.w IS NOT NULL]",
+    "bq_weight_sum(ws)": """CASE WHEN len(ws) = 0 THEN NULL
+        ELSE list_reduce(ws, lambda a, b: a + b) END""",
+    "bq_top_sum(l, n)": """[{'value': s.value, 'sum': s.total} FOR s IN list_slice(list_sort(
+        [{'missing': bq_weight_sum(bq_weights(l, v)) IS NULL,
+          'neg': -bq_weight_sum(bq_weights(l, v)), 'value': v,
+          'total': bq_weight_sum(bq_weights(l, v))}
+            FOR v IN bq_with_null([e.v FOR e IN l], [e.v FOR e IN l])]), 1, n)]""",
+    # HLL_COUNT.INIT: the distinct non-NULL values as JSON, and their type, to udfs.hll_init.
+    "bq_hll_values(l)": "CAST(to_json(list_sort(list_distinct(l))) AS VARCHAR)",
 }
 ARRAY_MACROS = {
     "bq_array_at(arr, i, shown)": """CASE WHEN arr IS NULL OR i IS NULL THEN NULL
@@ -117,6 +143,7 @@ MACROS = {
     **STRING_MACROS,
     **DATE_AND_TIME_MACROS,
     **ARRAY_MACROS,
+    **APPROXIMATE_AGGREGATE_MACROS,
     **JSON_MACROS,
 }
 
@@ -130,6 +157,8 @@ def install_macros(connection: duckdb.DuckDBPyConnection) -> None:
         [duckdb.sqltype(t) for t in ("VARCHAR", "VARCHAR", "BIGINT", "BIGINT")],
         duckdb.sqltype("BIGINT"),
     )
+    udfs.install(connection, udfs.UDFS)
+    udfs.install(connection, json_udfs.UDFS)
 
 
 def instr(source: str, search: str, position: int, occurrence: int) -> int:
@@ -593,8 +622,69 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _normalize(node: exp.Normalize) -> exp.Expression:
+    """NORMALIZE / NORMALIZE_AND_CASEFOLD(value[, NFC | NFKC | NFD | NFKD]), NFC by default."""
+    form = node.args.get("form") or None  # sqlglot writes False for a missing mode
+    mode = (form.name if isinstance(form, (exp.Var, exp.Column)) else "NFC").upper()
+    name = "NORMALIZE_AND_CASEFOLD" if node.args.get("is_casefold") else "NORMALIZE"
+    if form is not None and not isinstance(form, (exp.Var, exp.Column)):
+        raise QueryError(f"{name}: the normalization mode must be NFC, NFKC, NFD or NFKD")
+    if mode not in udfs.NORMALIZATION_MODES:
+        raise QueryError(f"Unrecognized name: {mode}; {name} takes NFC, NFKC, NFD or NFKD")
+    return call(f"bq_{name.lower()}", node.this, exp.Literal.string(mode))
+
+
+# -- NET (sql.py names a `NET.X(...)` call "NET.X") -----------------------------------------------
+NET_FUNCTIONS = [name.removeprefix("NET.") for name in functions.NET.split()]
+
+
+def _net_call(name: str) -> Callable[[exp.Anonymous], exp.Expression]:
+    return lambda node: call(f"bq_net_{name.lower()}", *node.expressions)
+
+
+# -- approximate aggregates -----------------------------------------------------------------------
+def _approx_top(node: exp.ApproxTopK | exp.ApproxTopSum) -> exp.Expression:
+    if isinstance(node, exp.ApproxTopSum):
+        value, weight, number = node.this, node.expression, node.args["count"]
+        pairs = exp.Struct(
+            expressions=[
+                exp.PropertyEQ(this=exp.to_identifier("v"), expression=value),
+                exp.PropertyEQ(this=exp.to_identifier("w"), expression=weight),
+            ]
+        )
+        name, values = "APPROX_TOP_SUM", call("bq_top_sum", call("list", pairs), number)
+    else:
+        name, number = "APPROX_TOP_COUNT", node.expression
+        values = call("bq_top_count", call("list", node.this), number)
+    if not (isinstance(number, exp.Literal) and number.is_int and int(number.this) > 0):
+        raise QueryError(f"{name}: the number of results must be a positive INT64 literal")
+    return values
+
+
+def _hll_init(node: exp.Anonymous) -> exp.Expression:
+    """HLL_COUNT.INIT(input [, precision]): an aggregate of the group's values (udfs.py)."""
+    value, *rest = node.expressions
+    precision = rest[0] if rest else exp.Literal.number(15)
+    values = call("list", value)
+    kind = call("typeof", values.copy())
+    return call("bq_hll_init", call("bq_hll_values", values), kind, precision)
+
+
+HLL_COUNT = {
+    "HLL_COUNT.INIT": _hll_init,
+    "HLL_COUNT.MERGE": lambda n: call("bq_hll_merge", call("list", *n.expressions)),
+    "HLL_COUNT.MERGE_PARTIAL": lambda n: call("bq_hll_merge_partial", call("list", *n.expressions)),
+    # HLL_COUNT.EXTRACT(NULL) is 0, as BigQuery documents.
+    "HLL_COUNT.EXTRACT": lambda n: exp.Coalesce(
+        this=call("bq_hll_extract", *n.expressions), expressions=[exp.Literal.number(0)]
+    ),
+}
+
+
 ANONYMOUS = {
     "IEEE_DIVIDE": lambda n: call("bq_ieee_divide", *n.expressions),
+    **{f"NET.{name}": _net_call(name) for name in NET_FUNCTIONS},
+    **HLL_COUNT,
 }
 
 
@@ -637,6 +727,73 @@ def _to_json(node: exp.JSONFormat) -> exp.Expression:
     return duck("CAST(to_json({x}) AS VARCHAR)", x=node.this)
 
 
+def _json_argument(node: exp.Func, name: str) -> exp.Expression:
+    kind = static_type(node.this)
+    if kind not in (None, "JSON"):
+        raise not_supported(f"{name} of a {kind} value (JSON only)")
+    return call("bq_require_json", node.this, exp.Literal.string(name))
+
+
+def _keyword(node: exp.Expression | None, name: str, default: exp.Expression) -> exp.Expression:
+    """A named argument (`name => value`) of a JSON function, or its default."""
+    if node is None:
+        return default
+    if not isinstance(node, exp.Kwarg) or node.this.name.lower() != name:
+        raise QueryError(f"Unexpected argument {node.sql(dialect='bigquery')}; expected {name}")
+    return node.expression
+
+
+def _json_keys(node: exp.JSONKeysAtDepth) -> exp.Expression:
+    depth = node.args.get("expression")
+    if isinstance(depth, exp.Kwarg) or node.args.get("mode") is not None:
+        raise not_supported("JSON_KEYS with a mode")
+    depth = depth if depth is not None else exp.Literal.number(2**62)
+    return call("bq_json_keys", _json_argument(node, "JSON_KEYS"), depth)
+
+
+def _json_set(node: exp.JSONSet) -> exp.Expression:
+    arguments = list(node.expressions)
+    create = exp.true()
+    if arguments and isinstance(arguments[-1], exp.Kwarg):
+        create = _keyword(arguments.pop(), "create_if_missing", create)
+    if len(arguments) % 2:
+        raise QueryError("JSON_SET takes pairs of a JSONPath and a value")
+    pairs = []
+    for path, value in zip(arguments[::2], arguments[1::2], strict=True):
+        pairs += [path, duck("CAST(to_json({v}) AS VARCHAR)", v=value)]
+    return call(
+        "bq_json_set", _json_argument(node, "JSON_SET"), exp.Array(expressions=pairs), create
+    )
+
+
+def _json_remove(node: exp.JSONRemove) -> exp.Expression:
+    paths = exp.Array(expressions=list(node.expressions))
+    return call("bq_json_remove", _json_argument(node, "JSON_REMOVE"), paths)
+
+
+def _json_strip_nulls(node: exp.JSONStripNulls) -> exp.Expression:
+    path = node.args.get("expression") or exp.Literal.string("$")
+    arrays = _keyword(node.args.get("include_arrays"), "include_arrays", exp.true())
+    empty = _keyword(node.args.get("remove_empty"), "remove_empty", exp.false())
+    argument = _json_argument(node, "JSON_STRIP_NULLS")
+    return call("bq_json_strip_nulls", argument, path, arrays, empty)
+
+
+def _json_float64(node: exp.Float64) -> exp.Expression:
+    mode = _keyword(node.args.get("expression"), "wide_number_mode", exp.Literal.string("exact"))
+    return call("bq_json_float64", _json_argument(node, "FLOAT64"), mode)
+
+
+def _json_string(node: exp.String) -> exp.Expression:
+    if node.args.get("zone") is not None:
+        raise not_supported("STRING of a TIMESTAMP")
+    return call("bq_json_string", _json_argument(node, "STRING"))
+
+
+def _json_conversion(name: str) -> Callable[[exp.Func], exp.Expression]:
+    return lambda node: call(f"bq_{name.lower()}", _json_argument(node, name.upper()))
+
+
 # -- the rewrite table -----------------------------------------------------------------------------
 REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # conversion
@@ -669,6 +826,9 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.Concat: _concat,
     exp.StrPosition: _instr,
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
+    exp.Normalize: _normalize,
+    exp.ToBase32: lambda n: call("bq_to_base32", n.this),
+    exp.FromBase32: lambda n: call("bq_from_base32", n.this),
     exp.Chr: lambda n: duck("CASE WHEN ({x}) = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
     exp.Extract: _extract,
@@ -692,12 +852,26 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.GroupConcat: _aggregate_with_limit,
     exp.Avg: _avg,
     exp.ApproxQuantiles: _approx_quantiles,
+    exp.ApproxTopK: _approx_top,
+    exp.ApproxTopSum: _approx_top,
     exp.ArrayAgg: _aggregate_with_limit,
     # JSON
     exp.JSONExtract: _json_extract,
     exp.JSONExtractArray: _json_extract,
     exp.JSONType: lambda n: call("bq_json_type", n.this),
     exp.JSONFormat: _to_json,
+    exp.JSONKeysAtDepth: _json_keys,
+    exp.JSONSet: _json_set,
+    exp.JSONRemove: _json_remove,
+    exp.JSONStripNulls: _json_strip_nulls,
+    exp.Int64: lambda n: call("bq_json_int64", _json_argument(n, "INT64")),
+    exp.Float64: _json_float64,
+    exp.JSONBool: lambda n: call("bq_json_bool", _json_argument(n, "BOOL")),
+    exp.String: _json_string,
+    exp.LaxBool: _json_conversion("LAX_BOOL"),
+    exp.LaxInt64: _json_conversion("LAX_INT64"),
+    exp.LaxFloat64: _json_conversion("LAX_FLOAT64"),
+    exp.LaxString: _json_conversion("LAX_STRING"),
     # SAFE.
     exp.SafeFunc: _safe_prefix,
     exp.Anonymous: _anonymous,
@@ -758,6 +932,53 @@ def name_struct_fields(statement: exp.Expression) -> None:
             for name, f in zip(names, fields, strict=True)
         ]
         struct.set("expressions", named)
+
+
+def align_struct_elements(statement: exp.Expression) -> None:
+    """`[STRUCT(1 AS a, 3 AS b), STRUCT(2 AS x, 3 AS y)]`: BigQuery coerces an array's struct
+    elements to one type, by position, with the first element's field names. DuckDB matches
+    struct fields by name, so the second element's `a` and `b` were NULL and a SUM(a * b) over
+    its UNNEST answered 3 for BigQuery's 9: each later element is renamed by position."""
+    for array in list(statement.find_all(exp.Array)):
+        structs = [e for e in array.expressions if isinstance(e, exp.Struct)]
+        if len(structs) < 2 or len(structs) != len(array.expressions):
+            continue
+        names = _field_names(structs[0])
+        if names is None:
+            continue
+        for struct in structs[1:]:
+            own = _field_names(struct)
+            if own is None or own == names:
+                continue
+            if len(own) != len(names):
+                raise QueryError(
+                    f"Array elements of types STRUCT<{', '.join(names)}> and "
+                    f"STRUCT<{', '.join(own)}> do not have a common supertype"
+                )
+            struct.set(
+                "expressions",
+                [
+                    exp.PropertyEQ(this=exp.to_identifier(name), expression=_field_value(f))
+                    for name, f in zip(names, struct.expressions, strict=True)
+                ],
+            )
+
+
+def _field_names(struct: exp.Struct) -> list[str] | None:
+    """The field names of a STRUCT(... AS name) whose every field is named, else None."""
+    names = []
+    for f in struct.expressions:
+        if isinstance(f, exp.PropertyEQ):
+            names.append(f.this.name)
+        elif isinstance(f, exp.Alias):
+            names.append(f.alias)
+        else:
+            return None
+    return names
+
+
+def _field_value(f: exp.Expression) -> exp.Expression:
+    return (f.expression if isinstance(f, exp.PropertyEQ) else f.this).copy()
 
 
 def _has_named_fields(struct: exp.Struct) -> bool:
@@ -840,6 +1061,7 @@ def rewrite(
 def _rewrite(statement: exp.Expression) -> exp.Expression:
     positional_structs(statement)
     name_struct_fields(statement)
+    align_struct_elements(statement)
     using_columns_first(statement)
     widen_integer_literals(statement)
     name_columns(statement)

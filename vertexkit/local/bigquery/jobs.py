@@ -29,6 +29,7 @@ from vertexkit.local.bigquery import (
     script_text,
     scripting,
 )
+from vertexkit.local.bigquery.external import ExternalTables
 from vertexkit.local.bigquery.models import (
     RESULTS_DATASET,
     Duplicate,
@@ -36,6 +37,12 @@ from vertexkit.local.bigquery.models import (
     Warehouse,
     dataset_not_found,
     table_not_found,
+)
+from vertexkit.local.bigquery.recorder import (
+    SMALL_BYTES,
+    SMALL_ROWS,
+    SmallResult,
+    null_element_column,
 )
 from vertexkit.local.bigquery.responses import (
     LOCATION,
@@ -64,6 +71,7 @@ class JobRunner:
         self.warehouse = warehouse
         self.storage = storage
         self.running = RunningJobs()
+        self.external = ExternalTables(self)
 
     # -- entry point --------------------------------------------------------------------------
     def run(
@@ -257,14 +265,20 @@ class JobRunner:
         if anonymous:
             self._check_before_results_dataset(project, translation, params)
         destination = self._destination(project, config, run.job) if selecting else None
+        self.external.refresh(translation.read_tables)  # files read as they are now
+        if destination is not None and anonymous:
+            small = self._small_query(run, translation, config["query"], params)
+            if small is not None:
+                stats["schema"] = {"fields": small[1]}
+                stats["totalRows"] = str(small[0].table.num_rows)
+                _complete(run, {"query": stats}, {"state": "DONE"})
+                run.recorded = True
+                self.warehouse.record_later(run.project, run.job_id, run.job, destination, small[0])
+                return stats
         with run.transaction(destination or translation.target) as cur:
-            for name in translation.read_tables:
-                self.warehouse.require_table(cur, name)
-            self._check_partition_filters(cur, translation, config["query"])
-            for routine in translation.routines:
-                routines.require(cur, routine)
-            for ref in translation.information_schema:
-                information_schema.register(self.warehouse, cur, ref)
+            self._check_reads(cur, translation, config["query"])
+            if translation.statement_type in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+                self.external.check_writable(cur, translation.target)
             if destination is not None and anonymous:
                 rows = self._write_result(cur, destination, translation.sql, params)
                 stats["schema"] = {"fields": self.warehouse.bare_schema(cur, destination)}
@@ -290,6 +304,50 @@ class JobRunner:
                 }
             self._record_in(cur, run, stats)
         return stats
+
+    def _check_reads(self, cur: duckdb.DuckDBPyConnection, translation: Any, sql: str) -> None:
+        """What a statement reads exists (tables, routines) and may be read as written
+        (partition filters); the INFORMATION_SCHEMA views it names are registered."""
+        for name in translation.read_tables:
+            self.warehouse.require_table(cur, name)
+        self._check_partition_filters(cur, translation, sql)
+        for routine in translation.routines:
+            routines.require(cur, routine)
+        for ref in translation.information_schema:
+            information_schema.register(self.warehouse, cur, ref)
+
+    def _small_query(
+        self, run: RunningJob, translation: Any, sql: str, params: Any
+    ) -> tuple[SmallResult, list[dict]] | None:
+        """An anonymous SELECT outside a transaction: it writes nothing, so none is needed
+        (a BEGIN and COMMIT were 0.5 ms of a `SELECT 1`). None for a result too large to
+        keep in memory: the caller runs it into its table."""
+        run.raise_if_stopped()
+        self._check_reads(run.cursor, translation, sql)
+        small = self._small_result(run.cursor, translation.sql, params)
+        run.raise_if_stopped()
+        return small
+
+    def _small_result(
+        self, cur: duckdb.DuckDBPyConnection, sql: str, params: Any
+    ) -> tuple[SmallResult, list[dict]] | None:
+        """A result of at most SMALL_ROWS rows (and SMALL_BYTES), with its schema, kept in
+        memory (recorder.py); None for a larger one, which is run again into its table (a
+        SELECT has no effects, so a second run is only time)."""
+        cur.complete()  # a catalog check's fetchone() may have left its result unread
+        relation = cur.sql(f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}", params=params)
+        table = relation.to_arrow_table()
+        if table.num_rows > SMALL_ROWS or table.nbytes > SMALL_BYTES:
+            return None
+        column = null_element_column(table)
+        if column is not None:
+            raise QueryError(f"Array cannot have a null element; error in writing field {column}")
+        fields = [
+            duckdb_to_field(name, kind, True)
+            for name, kind in zip(relation.columns, relation.types, strict=True)
+        ]
+        small = SmallResult(table, [str(kind) for kind in relation.types], self.warehouse.clock())
+        return small, fields
 
     def _function_ddl(
         self, project: str, default: tuple[str, str] | None, statement: Any, run: RunningJob
@@ -776,6 +834,8 @@ def _copy_options(file_format: str, compression: str, config: dict) -> str:
 
 NO_SIGNATURE = re.compile(r"No function matches the given name and argument types '(\w+)\((.*)\)'")
 MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
+# A udfs.py function's ValueError, as DuckDB wraps it: the message is BigQuery's, the rest noise.
+UDF_ERROR = re.compile(r"Python exception occurred while executing the UDF: \w+: ")
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 
@@ -790,6 +850,7 @@ def _duckdb_message(error: duckdb.Error) -> str:
         "Out of Range Error: ",
     ):
         text = text.replace(prefix, "")
+    text = UDF_ERROR.sub("", text)
     first = text.splitlines()[0] if text else type(error).__name__
     signature = NO_SIGNATURE.match(first)
     if signature:  # BigQuery: "No matching signature for function F for argument types: ..."

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from vertexkit.local.bigquery.farmhash import farm_fingerprint
 from vertexkit.local.bigquery.googlesql import install_macros
+from vertexkit.local.bigquery.recorder import RESULTS_TABLE, Recorder, SmallResult
 from vertexkit.local.bigquery.responses import (
     LOCATION,
     duckdb_to_field,
@@ -106,9 +107,18 @@ class Warehouse:
         self.table_locks = TableLocks()
         self.connection = open_database(home / DATABASE_FILE)
         self._configure()
+        self.recorder = Recorder(self.cursor, self.lock, lambda: self.clock())
+        # Every stored job's (project, id): jobs.insert's check that an id is unused was a
+        # scan of the jobs table per query.
+        self.job_ids: set[tuple[str, str]] = set()
+        self._load_job_ids()
         self.last_expiry = 0.0
         self.results_ready: set[str] = set()  # projects whose anonymous dataset exists
         self.expire()
+
+    def _load_job_ids(self) -> None:
+        rows = self.cursor().execute(f"SELECT project, job_id FROM {META_SCHEMA}.jobs").fetchall()
+        self.job_ids = {(project, job_id) for project, job_id in rows}
 
     def _configure(self) -> None:
         con = self.connection
@@ -125,6 +135,7 @@ class Warehouse:
             ("routines", "project VARCHAR, dataset VARCHAR, routine VARCHAR, body VARCHAR"),
         ):
             con.execute(f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.{table} ({columns})")
+        Recorder.create_table(con)
         con.create_function(
             "farm_fingerprint",
             _farm_fingerprint_arrow,
@@ -140,6 +151,7 @@ class Warehouse:
 
     def close(self) -> None:
         with self.lock, contextlib.suppress(Exception):
+            self.recorder.close()
             self.connection.close()
 
     def _now_ms(self) -> str:
@@ -155,13 +167,20 @@ class Warehouse:
         job history; a sweep that meets a concurrent writer tries again at the next call."""
         now = self.clock()
         self.last_expiry = now
+        gone = None
         with contextlib.suppress(duckdb.TransactionException), self.transaction() as cur:
             for name in self._expired_results(cur, now - RESULTS_LIFETIME_S):
                 cur.execute(f"DROP TABLE IF EXISTS {name.sql}")
                 self.drop_table_extras(cur, name)
-            cur.execute(
+            gone = cur.execute(
                 f"DELETE FROM {META_SCHEMA}.jobs WHERE created < ?", [now - JOB_HISTORY_LIFETIME_S]
+            ).fetchone()
+            cur.execute(
+                f"DELETE FROM {RESULTS_TABLE} WHERE created < ?", [now - RESULTS_LIFETIME_S]
             )
+            self.recorder.forget(self.recorder.expired(now - RESULTS_LIFETIME_S))
+        if gone and gone[0]:
+            self._load_job_ids()
 
     def _expired_results(self, cur: duckdb.DuckDBPyConnection, before: float) -> list[TableName]:
         rows = cur.execute(
@@ -311,7 +330,43 @@ class Warehouse:
             "AND schema_name = $schema AND view_name = $table",
             {"schema": name.schema, "table": name.table},
         ).fetchone()
+        if row is None and name.dataset == RESULTS_DATASET:
+            small = self.recorder.result(cur, name)
+            if small is not None:  # a small result DuckDB is asked for: made a table now
+                self._materialise(cur, name, small)
+                return "TABLE"
         return None if row is None else str(row[0])
+
+    def _materialise(
+        self, cur: duckdb.DuckDBPyConnection, name: TableName, small: SmallResult
+    ) -> None:
+        """The anonymous table of a small result (recorder.py), typed as the query typed it;
+        columns by position, as a result may repeat a name."""
+        columns = ", ".join(
+            f"CAST(#{index} AS {kind}) AS {quote(column)}"
+            for index, (column, kind) in enumerate(
+                zip(small.table.column_names, small.types, strict=True), start=1
+            )
+        )
+        cur.complete()  # the catalog look-up's fetchone() left its result unread
+        cur.register("_vertexkit_small_result", small.table)
+        try:
+            cur.execute(f"CREATE TABLE {name.sql} AS SELECT {columns} FROM _vertexkit_small_result")
+        finally:
+            cur.unregister("_vertexkit_small_result")
+        self.record_new_table(cur, name, small.created)  # it expires a day after the query
+        small.materialised = True
+
+    def small_result(self, name: TableName) -> SmallResult | None:
+        """A query's small result not (yet) made a DuckDB table, from memory or its bytes."""
+        if name.dataset != RESULTS_DATASET:
+            return None
+        cur = self.cursor()
+        try:
+            small = self.recorder.result(cur, name)
+        finally:
+            cur.close()
+        return None if small is None or small.materialised else small
 
     def require_table(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> str:
         kind = self.table_kind(cur, name)
@@ -373,9 +428,12 @@ class Warehouse:
             [name.project, name.dataset, name.table, json.dumps(body)],
         )
 
-    def record_new_table(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
-        """touch_table for a table just created under a name never used: one insert."""
-        now = self._now_ms()
+    def record_new_table(
+        self, cur: duckdb.DuckDBPyConnection, name: TableName, created: float | None = None
+    ) -> None:
+        """touch_table for a table just created under a name never used: one insert.
+        `created`: when its rows were made, if before now (seconds)."""
+        now = self._now_ms() if created is None else str(int(created * 1000))
         cur.execute(
             f"INSERT INTO {META_SCHEMA}.tables VALUES (?, ?, ?, ?)",
             [
@@ -387,6 +445,12 @@ class Warehouse:
         )
 
     def drop_table_extras(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
+        if name.dataset == RESULTS_DATASET:  # and the small result it was made from
+            cur.execute(
+                f"DELETE FROM {RESULTS_TABLE} WHERE project = ? AND dataset = ? AND name = ?",
+                [name.project, name.dataset, name.table],
+            )
+            self.recorder.forget([name])
         cur.execute(
             f"DELETE FROM {META_SCHEMA}.tables WHERE project = ? AND dataset = ? AND name = ?",
             [name.project, name.dataset, name.table],
@@ -425,6 +489,13 @@ class Warehouse:
         limit: int,
         columns: list[str] | None = None,
     ) -> pa.Table:
+        small = self.small_result(name)
+        if small is not None:
+            page = small.table.slice(offset, limit)
+            if not columns:
+                return page
+            by_name = {column.lower(): column for column in page.column_names}
+            return page.select([by_name[column.lower()] for column in columns])
         cur = self.cursor()
         try:
             projection = ", ".join(quote(column) for column in columns) if columns else "*"
@@ -436,9 +507,19 @@ class Warehouse:
 
     # -- jobs ---------------------------------------------------------------------------------
     def job_exists(self, project: str, job_id: str) -> bool:
-        return self.get_job(project, job_id) is not None
+        return (project, job_id) in self.job_ids
+
+    def record_later(
+        self, project: str, job_id: str, body: dict, result: TableName, small: SmallResult
+    ) -> None:
+        """A DONE query's job and small result, written by the recorder (recorder.py)."""
+        self.job_ids.add((project, job_id))
+        self.recorder.add(project, job_id, body, (result, small))
 
     def get_job(self, project: str, job_id: str) -> dict | None:
+        pending = self.recorder.job(project, job_id)
+        if pending is not None:
+            return pending
         cur = self.cursor()
         try:
             row = cur.execute(
@@ -450,6 +531,7 @@ class Warehouse:
         return json.loads(row[0]) if row else None
 
     def put_job(self, project: str, job_id: str, body: dict) -> None:
+        self.recorder.flush()  # a pending record of this job goes first, then this one
         with self.transaction() as cur:  # one commit, not one per statement
             cur.execute(
                 f"DELETE FROM {META_SCHEMA}.jobs WHERE project = ? AND job_id = ?",
@@ -459,6 +541,7 @@ class Warehouse:
                 f"INSERT INTO {META_SCHEMA}.jobs VALUES (?, ?, ?, ?)",
                 [project, job_id, self.clock(), json.dumps(body)],
             )
+        self.job_ids.add((project, job_id))
 
     def insert_job(
         self, cur: duckdb.DuckDBPyConnection, project: str, job_id: str, body: dict
@@ -468,8 +551,10 @@ class Warehouse:
             f"INSERT INTO {META_SCHEMA}.jobs VALUES (?, ?, ?, ?)",
             [project, job_id, self.clock(), json.dumps(body)],
         )
+        self.job_ids.add((project, job_id))
 
     def list_jobs(self, project: str) -> list[dict]:
+        self.recorder.flush()
         cur = self.cursor()
         try:
             rows = cur.execute(
@@ -481,11 +566,13 @@ class Warehouse:
         return [json.loads(row[0]) for row in rows]
 
     def delete_job(self, project: str, job_id: str) -> None:
+        self.recorder.flush()
         with self.lock:
             self.cursor().execute(
                 f"DELETE FROM {META_SCHEMA}.jobs WHERE project = ? AND job_id = ?",
                 [project, job_id],
             )
+        self.job_ids.discard((project, job_id))
 
 
 def _farm_fingerprint_arrow(values: pa.Array) -> pa.Array:

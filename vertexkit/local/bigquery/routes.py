@@ -26,6 +26,7 @@ from vertexkit.local.bigquery.dataset_resource import (
     dataset_resource,
     list_entry,
 )
+from vertexkit.local.bigquery.external import check_config
 from vertexkit.local.bigquery.jobs import JobRunner
 from vertexkit.local.bigquery.ml_models import Models
 from vertexkit.local.bigquery.models import RESULTS_DATASET, Warehouse, _descriptions
@@ -241,13 +242,7 @@ class BigQueryService(Lifecycle):
         fields = (body.get("schema") or {}).get("fields") or []
         view = body.get("view")
         if body.get("externalDataConfiguration"):
-            # Tables over files read at query time are not modelled locally; a load job
-            # (sourceUris, autodetect) copies the same gs:// data into a native table.
-            source = str(body["externalDataConfiguration"].get("sourceFormat") or "CSV")
-            raise bad_request(
-                f"externalDataConfiguration ({source}): external tables are not supported by "
-                "the local BigQuery; load the gs:// files with a load job instead"
-            )
+            return self._insert_external(name, body)
         if not fields and not view:
             raise bad_request(
                 "schema.fields: the local BigQuery needs a schema (or a view query) to create "
@@ -277,6 +272,18 @@ class BigQueryService(Lifecycle):
             else:
                 self.warehouse.create_table(cur, name, fields, replace=False)
                 self.warehouse.touch_table(cur, name, extras)
+        return self._table_resource(name)
+
+    def _insert_external(self, name: TableName, body: dict) -> dict:
+        """A table over gs:// files (external.py): filled from them, read again when they change."""
+        check_config(body)  # before anything is created
+        extras = {k: body[k] for k in ("description", "labels", "friendlyName") if k in body}
+        with self.warehouse.transaction(name) as cur:
+            if not self.warehouse.dataset_exists(cur, name.project, name.dataset):
+                raise not_found(f"Not found: Dataset {name.project}:{name.dataset}")
+            if self.warehouse.table_kind(cur, name):
+                raise ApiError(409, f"Already Exists: Table {name.bigquery_id}")
+            self.jobs.external.create(cur, name, body, extras)
         return self._table_resource(name)
 
     def get_table(self, params: dict, _: dict, __: dict) -> dict:
@@ -420,15 +427,22 @@ class BigQueryService(Lifecycle):
         return self._run_job(params["project"], body, None)
 
     def _run_job(
-        self, project: str, body: dict, upload: Path | None, wait_s: float | None = None
+        self,
+        project: str,
+        body: dict,
+        upload: Path | None,
+        wait_s: float | None = None,
+        fresh: bool = False,
     ) -> dict:
         validate_job(body)
         self.warehouse.expire_if_due()
         reference = body.setdefault("jobReference", {})
         reference.setdefault("projectId", project)
+        # An id made here is a fresh uuid4: no stored job can have it (a lookup per query).
+        fresh = fresh or "jobId" not in reference
         reference.setdefault("jobId", f"job_{uuid.uuid4().hex}")
         reference["location"] = LOCATION
-        if self._job_exists(project, reference["jobId"]):
+        if not fresh and self._job_exists(project, reference["jobId"]):
             raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")
         self._check_job_targets(project, body.get("configuration") or {})
         body["kind"] = "bigquery#job"
@@ -539,7 +553,8 @@ class BigQueryService(Lifecycle):
             job_body["configuration"]["jobTimeoutMs"] = body["jobTimeoutMs"]
         if body.get("requestId"):
             job_body["jobReference"]["jobId"] = f"job_{_safe_id(body['requestId'])}"
-        job = self._run_job(project, job_body, None, wait_ms / 1000)
+        fresh = not body.get("requestId")
+        job = self._run_job(project, job_body, None, wait_ms / 1000, fresh)
         page_query = {"maxResults": body["maxResults"]} if "maxResults" in body else {}
         response = self._query_results(job, page_query)
         response["kind"] = "bigquery#queryResponse"
@@ -589,8 +604,8 @@ class BigQueryService(Lifecycle):
             body.update(self._rows_page(name, fields, total, query))
         except duckdb.CatalogException:
             raise _results_expired(name) from None
-        if recorded and "rows" not in body:  # no page was read to notice an expired table
-            self._result_table(name)
+        if recorded and "rows" not in body and self.warehouse.small_result(name) is None:
+            self._result_table(name)  # no page was read to notice an expired table
         return body
 
     def _result_table(self, name: TableName) -> tuple[list[dict], int]:

@@ -10,7 +10,11 @@ which user SQL must not have).
 
 from __future__ import annotations
 
+import collections
+import copy
+import dataclasses
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,7 +38,7 @@ BIGNUMERIC_TYPE = "DECIMAL(38, 18)"
 
 # BigQuery ML / AI / federated calls: no local equivalent, refused by name.
 BIGQUERY_ONLY_CALL = re.compile(
-    r"\b(?:(?:ML|AI|KEYS|AEAD|NET|HLL_COUNT|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
+    r"\b(?:(?:ML|AI|KEYS|AEAD|KLL_QUANTILES|DLP)\.[A-Z_0-9]+|VECTOR_SEARCH|"
     r"EXTERNAL_QUERY)\s*\(",
     re.IGNORECASE,
 )
@@ -108,6 +112,14 @@ ColumnTypes = Callable[["TableName"], dict[str, str]]
 GEOGRAPHY_REFUSED = "the GEOGRAPHY type (no spatial types locally; keep WKT text in a STRING)"
 
 
+# Translations of statements outside scripts, by (text, project, default dataset): parsing and
+# rewriting was 1.2 ms of a `SELECT 1`. Each entry keeps the column types its translation asked
+# the catalog for, and is used again only while the catalog still answers the same.
+CACHE_SIZE = 512
+_cache: collections.OrderedDict[tuple, tuple[Translation, dict]] = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def translate(
     sql: str,
     project: str,
@@ -118,6 +130,50 @@ def translate(
     """One GoogleSQL statement -> DuckDB SQL, with the tables it reads and writes.
     `column_types` gives a table's {lower-case column name: GoogleSQL type} (the catalog's),
     for rewrites whose result type depends on an argument's (JSON_QUERY of STRING or JSON)."""
+    if scope is not None and (scope.temp_tables or scope.functions or scope.variables):
+        return _translate(sql, project, default_dataset, column_types, scope)
+    key = (sql, project, default_dataset)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+    if hit is not None and all(
+        (column_types(name) if column_types else {}) == types for name, types in hit[1].items()
+    ):
+        return _fresh_copy(hit[0])
+    asked: dict[TableName, dict[str, str]] = {}
+
+    def recorded(name: TableName) -> dict[str, str]:
+        asked[name] = column_types(name) if column_types else {}
+        return asked[name]
+
+    translation = _translate(sql, project, default_dataset, recorded, scope)
+    with _cache_lock:
+        _cache[key] = (_fresh_copy(translation), asked)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return translation
+
+
+def _fresh_copy(translation: Translation) -> Translation:
+    """A copy whose containers the caller may change (a deepcopy was 0.15 ms)."""
+    return dataclasses.replace(
+        translation,
+        read_tables=list(translation.read_tables),
+        columns_read=None if translation.columns_read is None else set(translation.columns_read),
+        information_schema=list(translation.information_schema),
+        routines=list(translation.routines),
+        table_options=copy.deepcopy(translation.table_options) if translation.table_options else {},
+    )
+
+
+def _translate(
+    sql: str,
+    project: str,
+    default_dataset: tuple[str, str] | None,
+    column_types: ColumnTypes | None,
+    scope: ScriptScope | None,
+) -> Translation:
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
     except ParseError as error:
@@ -130,6 +186,7 @@ def translate(
     scope = scope or ScriptScope()
     _refuse_unsupported(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
+    _name_namespaced_calls(statement)
     _call_routines(statement, project, translation)
     _refuse_unknown_functions(statement, scope.functions)
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
@@ -179,6 +236,28 @@ def translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+NAMESPACES = ("NET", "HLL_COUNT")  # GoogleSQL's own `NAMESPACE.FUNCTION(...)` calls
+
+
+def _name_namespaced_calls(statement: exp.Expression) -> None:
+    """`NET.HOST(x)` and `HLL_COUNT.INIT(x)` become one call named "NET.HOST" / "HLL_COUNT.INIT"
+    before persistent-function calls are resolved: `dataset.fn(...)` has the same shape, and a
+    dataset may not shadow GoogleSQL's namespaces."""
+    for node in list(statement.find_all(exp.NetFunc, exp.Dot)):
+        if isinstance(node, exp.NetFunc):
+            namespace, inner = "NET", node.this
+        else:
+            path = _identifier_path(node.this)
+            namespace, inner = (path[0].upper() if len(path) == 1 else ""), node.expression
+        if namespace not in NAMESPACES or not isinstance(inner, exp.Func):
+            continue
+        if isinstance(inner, exp.Anonymous):
+            function, arguments = inner.name, inner.expressions
+        else:  # a call sqlglot knows (NET.HOST -> Host): its name as written, args in order
+            function, arguments = _function_name(inner) or "", list(inner.iter_expressions())
+        node.replace(exp.Anonymous(this=f"{namespace}.{function.upper()}", expressions=arguments))
 
 
 def _call_routines(statement: exp.Expression, project: str, translation: Translation) -> None:

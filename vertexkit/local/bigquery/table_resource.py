@@ -11,7 +11,9 @@ from vertexkit.local.bigquery.dataset_resource import dataset_location
 from vertexkit.local.bigquery.partitioning import TABLE_OPTIONS
 from vertexkit.local.bigquery.sql import TableName
 
-STORED = ("description", "labels", "friendlyName", "expirationTime", "view", *TABLE_OPTIONS)
+EXTERNAL = "externalDataConfiguration"
+STORED = ("description", "labels", "friendlyName", "expirationTime", "view", EXTERNAL,
+          *TABLE_OPTIONS)  # fmt: skip
 
 
 def table_resource(warehouse: Any, name: TableName) -> dict[str, Any]:
@@ -35,12 +37,13 @@ def table_resource(warehouse: Any, name: TableName) -> dict[str, Any]:
             "tableId": name.table,
         },
         "schema": {"fields": fields},
-        "type": kind,
+        "type": "EXTERNAL" if EXTERNAL in extras else kind,
         "location": location,
         "creationTime": extras.get("creationTime", "0"),
         "lastModifiedTime": extras.get("lastModifiedTime", "0"),
         "etag": extras.get("lastModifiedTime", "0"),
-        **_sizes(rows, size),
+        # an external table's data is in Cloud Storage: BigQuery counts none of it
+        **(_sizes(0, 0) if EXTERNAL in extras else _sizes(rows, size)),
     }
     for key in STORED:
         if key in extras:

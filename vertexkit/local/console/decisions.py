@@ -17,7 +17,13 @@ from vertexkit.local.console.html import Markup, el
 from vertexkit.local.console.pages import error_page, layout, resource_url, table
 from vertexkit.local.errors import ApiError
 from vertexkit.runtime.bigquery import parse_table_name
-from vertexkit.runtime.retraining import DECISION_FIELDS, DECISIONS_DATASET, DECISIONS_TABLE
+from vertexkit.runtime.retraining import (
+    DECISION_FIELDS,
+    DECISIONS_DATASET,
+    DECISIONS_TABLE,
+    SKIPPED,
+    verdict,
+)
 from vertexkit.specs import SpecError
 
 if TYPE_CHECKING:
@@ -84,7 +90,7 @@ def chart_points(rows: list[Row]) -> list[charts.Decision]:
             label=f"{utc(row['run_time']):%Y-%m-%d %H:%M} · {row['reason'] or ''}",
         )
         for row in rows
-        if row["run_time"] is not None
+        if row["run_time"] is not None and verdict(row) != SKIPPED  # a skip has no metric
     ]
 
 
@@ -96,11 +102,19 @@ def decision_rows(rows: list[Row]) -> list[list[Any]]:
             row["champion_metric"],
             version_link(row["challenger_version"]),
             row["challenger_metric"],
-            el("strong", "promoted") if row["promoted"] else "kept the champion",
+            decision_cell(row),
             row["reason"],
         ]
         for row in reversed(rows)  # newest first, as `vertexkit decisions list` shows them
     ]
+
+
+def decision_cell(row: Row) -> Any:
+    """promoted (bold), kept the champion, or skipped (no challenger: nothing to retrain on)."""
+    said = verdict(row)
+    if said == "promoted":
+        return el("strong", said)
+    return el("em", said, class_="skipped") if said == SKIPPED else said
 
 
 def version_link(version: str | None) -> Any:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import pytest
 import requests
@@ -11,7 +12,7 @@ import requests
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
 from vertexkit.local.projects import numbered_name
-from vertexkit.runtime.retraining import Decision, record_decision
+from vertexkit.runtime.retraining import Decision, record_decision, skipped_decision
 
 MODEL = "projects/local-project/locations/us-central1/models/42"
 SHOWN_MODEL = numbered_name(MODEL)  # the console shows names as Vertex does: by number
@@ -63,6 +64,33 @@ def test_decisions_page_charts_each_decision_newest_first_in_the_table(
     assert positions == sorted(positions)
     assert f'href="/console/{SHOWN_MODEL}"' in page.text
     assert "&lt;b&gt;better&lt;/b&gt;" in page.text and "<b>better" not in page.text
+
+
+def test_a_skipped_run_reads_skipped_with_its_reason_and_no_chart_point(
+    local_cloud: LocalCloud, decisions_table: str, cloud_context: CloudContext
+) -> None:
+    skipped = skipped_decision(
+        cloud_context,
+        "penguins",
+        "local-project.vertexkit_demo.penguins_events",
+        "2026-01-03T00:00:00Z",
+        "no new rows since 2026-01-03T00:00:00Z",
+        metric="accuracy",
+    )
+    record_decision(
+        cloud_context,
+        replace(skipped, run_time="2026-01-04T00:00:00Z"),
+        decisions_table=decisions_table,
+    )
+    page = requests.get(
+        f"{local_cloud.url}/console/decisions", params={"table": decisions_table}, timeout=30
+    ).text
+    assert "(4 decisions)" in page
+    newest = page[page.index("<td>2026-01-04 00:00:00</td>") :].split("</tr>", 1)[0]
+    assert '<em class="skipped">skipped</em>' in newest
+    assert "no new rows since 2026-01-03T00:00:00Z" in newest
+    # The chart still has the three challengers only: a skip has no metric to plot.
+    assert page.count('class="challenger ') == 3
 
 
 def test_schedules_page_links_to_the_decisions(local_cloud: LocalCloud) -> None:

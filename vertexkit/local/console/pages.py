@@ -15,6 +15,7 @@ from vertexkit.local.console import charts, dag, runs
 from vertexkit.local.console.html import Markup, el, fragment
 from vertexkit.local.console.logs import Chunk
 from vertexkit.local.console.security import CSRF_FIELD
+from vertexkit.local.kfp.runs import LABEL_RUN as KFP_RUN_LABEL
 
 Resource = dict[str, Any]
 ROOT = "/console"
@@ -239,18 +240,20 @@ def run_page(job: Resource, token: str, task: TaskView | None = None, schedule: 
     states = runs.shown_task_states(job, graph.nodes)
     links = {name: resource_url(job["name"], task=name) for name in graph.nodes}
     error = runs.run_error(job)
-    summary = key_values(
-        {
-            "run": el("code", runs.job_id(job)),
-            "pipeline": runs.pipeline_name(job),
-            "state": badge(job.get("state", "")),
-            "created": runs.when(job.get("createTime")),
-            "started": runs.when(job.get("startTime")),
-            "duration": el("span", runs.duration(job), id="run-duration"),
-            "schedule": schedule,
-            "error": error,
-        }
-    )
+    values: Resource = {
+        "run": el("code", runs.job_id(job)),
+        "pipeline": runs.pipeline_name(job),
+        "state": badge(job.get("state", "")),
+        "created": runs.when(job.get("createTime")),
+        "started": runs.when(job.get("startTime")),
+        "duration": el("span", runs.duration(job), id="run-duration"),
+        "schedule": schedule,
+        "error": error,
+    }
+    kfp_run = (job.get("labels") or {}).get(KFP_RUN_LABEL)
+    if kfp_run:  # a run of the local KFP API: this job is what runs it
+        values["KFP run"] = el("a", kfp_run, href=f"/apis/v2beta1/runs/{kfp_run}")
+    summary = key_values(values)
     failed = runs.failed_tasks(job)
     top_error = (
         el(

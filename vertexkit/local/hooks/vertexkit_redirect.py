@@ -77,7 +77,9 @@ WWW_PATH_ENVS = (
     ("/download/storage/", STORAGE_ENV),
 )
 
+SDK_PROJECTS = "google.cloud.aiplatform.utils.resource_manager_utils"
 _installed = False
+_sdk_projects_installed = False
 
 
 # -- where a Google URL goes ---------------------------------------------------------------------
@@ -234,6 +236,48 @@ def local_sdk_defaults(config: Any) -> None:
     config._async_rest_credentials = async_local_credentials()
 
 
+def patch_resource_manager_utils(module: ModuleType) -> None:
+    """The SDK's `get_project_number` / `get_project_id` ask Resource Manager on Google's host
+    over gRPC whatever `aiplatform.init(api_endpoint=...)` says (PipelineJob.submit's bucket
+    check, the default compute service account): against no network that is ~60 s of retries
+    of UNAVAILABLE. When the SDK is pointed at a plain-HTTP endpoint (a local emulator: Google
+    serves Vertex over TLS only), they ask that endpoint's Resource Manager over REST instead,
+    with the SDK's credentials; any other endpoint is left to the original."""
+    if getattr(module, "_vertexkit_patched", False):
+        return
+    module._vertexkit_patched = True
+    for name in ("get_project_number", "get_project_id"):
+        setattr(module, name, _following_sdk_endpoint(module, getattr(module, name)))
+
+
+def _following_sdk_endpoint(module: ModuleType, original: Callable[..., str]) -> Callable[..., str]:
+    def ask(project: str, credentials: Any = None) -> str:
+        endpoint = sdk_plain_http_endpoint()
+        if endpoint is None:
+            return original(project, credentials)
+        from google.cloud.aiplatform import initializer
+
+        client = module.resourcemanager.ProjectsClient(
+            credentials=credentials or initializer.global_config.credentials,
+            transport="rest",
+            client_options={"api_endpoint": endpoint},
+        )
+        found = client.get_project(name=f"projects/{project}")
+        # get_project_number answers the number of the name, get_project_id the project ID.
+        wants_number = original.__name__ == "get_project_number"
+        return found.name.split("/", 1)[1] if wants_number else found.project_id
+
+    ask.__name__ = original.__name__
+    ask.__wrapped__ = original  # type: ignore[attr-defined]
+    return ask
+
+
+def sdk_plain_http_endpoint() -> str | None:
+    initializer = sys.modules.get("google.cloud.aiplatform.initializer")
+    endpoint = getattr(getattr(initializer, "global_config", None), "_api_endpoint", None)
+    return endpoint if isinstance(endpoint, str) and endpoint.startswith("http://") else None
+
+
 # -- URLs built by hand --------------------------------------------------------------------------
 def patch_requests_session(module: ModuleType) -> None:
     """`requests.Session.request`: every `requests.get/post` and google-auth's
@@ -319,6 +363,7 @@ PATCHES: dict[str, Callable[[ModuleType], None]] = {
     "google.cloud.aiplatform.initializer": patch_aiplatform_initializer,
     "requests.sessions": patch_requests_session,
     "google.cloud.bigquery.client": patch_bigquery_client,
+    SDK_PROJECTS: patch_resource_manager_utils,
 }
 
 
@@ -349,15 +394,18 @@ class _PatchingLoader(importlib.abc.Loader):
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
-    """Finds the modules in `PATCHES` with the other finders and wraps their loader. A reload
-    finds the spec again, so the reloaded module is patched again."""
+    """Finds the modules in `PATCHES` (or the table given) with the other finders and wraps
+    their loader. A reload finds the spec again, so the reloaded module is patched again."""
+
+    def __init__(self, only: dict[str, Callable[[ModuleType], None]] | None = None) -> None:
+        self._only = only
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        patch = patch_for(name)
+        patch = self._only.get(name) if self._only is not None else patch_for(name)
         if patch is None:
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if isinstance(finder, _PatchAfterImport) or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:
@@ -378,6 +426,20 @@ def install() -> None:
         patch = patch_for(name)
         if patch is not None and module is not None:
             patch(module)
+
+
+def install_sdk_projects() -> None:
+    """Only the Resource Manager patch (`patch_resource_manager_utils`), for a process that
+    points the SDK at the local cloud itself, with `aiplatform.init(api_endpoint=...)`, outside
+    `vertexkit local exec`: it asks nothing of the environment (idempotent)."""
+    global _sdk_projects_installed
+    if _sdk_projects_installed or _installed:
+        return
+    _sdk_projects_installed = True
+    sys.meta_path.insert(0, _PatchAfterImport({SDK_PROJECTS: patch_resource_manager_utils}))
+    module = sys.modules.get(SDK_PROJECTS)
+    if module is not None:
+        patch_resource_manager_utils(module)
 
 
 def install_from_env() -> None:

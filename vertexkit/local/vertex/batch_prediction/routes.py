@@ -15,6 +15,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.batch_prediction.models import COLLECTION, KIND
 from vertexkit.local.vertex.batch_prediction.run import BatchRun
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.verbs import JobMethods, cancel_on, fail_left_running, job_recipe
@@ -72,6 +73,7 @@ class BatchPredictionJobs(JobMethods):
 
     def checked(self, body: dict[str, Any], location: str) -> Resource:
         """Every rule, in the order Vertex reports them; returns the model version to serve."""
+        fields.check_refused(body, fields.BATCH_REFUSED, "")
         fmt = (body.get("inputConfig") or {}).get("instancesFormat")
         if fmt in NOT_SERVED_FORMATS:
             raise ApiError(

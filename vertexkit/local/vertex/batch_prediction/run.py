@@ -26,6 +26,7 @@ from vertexkit.local.vertex.batch_prediction.instances import (
     Shaped,
     shape,
 )
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.jobs import states as jobs
 from vertexkit.local.vertex.jobs.lifecycle import JobControl, JobLog, Outcome
 from vertexkit.local.vertex.registry.serving import ContainerServer, prebuilt_framework
@@ -97,6 +98,8 @@ class BatchRun:
         self.executor.finish(self.name, outcome)
 
     def _run(self) -> Outcome:
+        for line in fields.notes(self.job, fields.BATCH_NOTES, "batchPredictionJob"):
+            self.log(line)
         self.executor.set_state(self.name, jobs.PENDING)
         entries = self.prepare(self.read_rows())
         self.executor.set_state(self.name, jobs.RUNNING)

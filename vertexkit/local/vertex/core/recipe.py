@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from vertexkit.local.errors import bad_request, conflict
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.fields import check_etag, noted_operation
 from vertexkit.local.vertex.core.filters import Predicate, compile_filter
 from vertexkit.local.vertex.router import Handler, VertexRequest, VertexRouter
 from vertexkit.local.vertex.store import Resource, apply_update_mask, now_rfc3339, page
@@ -72,6 +73,8 @@ class Recipe:
     parent_kind: str = "Parent resource"
     # Whether delete answers a long-running operation (most) or Empty (Vizier's studies, trials).
     delete_operation: bool = True
+    # The create operation's notes on fields with no local effect (core/fields.py).
+    notes: Callable[[Resource], list[str]] | None = None
 
 
 def snake_to_camel(path: str) -> str:
@@ -120,9 +123,11 @@ class StandardMethods:
         resource = self.insert(name, body)
         self.created(resource)
         if self.kind.create_operation:
-            return self.backend.operations.run_now(
+            operation = self.backend.operations.run_now(
                 name, self.kind.create_operation, self.kind.kind, self.view(resource)
             )
+            lines = self.kind.notes(body) if self.kind.notes else []
+            return noted_operation(self.store, operation, lines)
         return self.view(resource)
 
     def requested_id(self, request: VertexRequest) -> str | None:
@@ -200,6 +205,7 @@ class StandardMethods:
                     updated[field] = patch[field]
                 else:
                     updated.pop(field, None)
+        check_etag(current, request.body, self.kind.kind)  # after the mask: the request first
         self.check_patch(updated)
         updated["updateTime"] = updated["etag"] = now_rfc3339()
         return self.view(self.store.put(request.path, updated))

@@ -12,6 +12,7 @@ from functools import partial
 
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.datasets import sources, transfer, versions
@@ -33,6 +34,7 @@ DATASETS = Recipe(
     COLLECTION, KIND, aiplatform_v1.Dataset, None, None, COLLECTION, validate_dataset,
     "CreateDatasetOperationMetadata", children=(versions.COLLECTION,), output_only=OUTPUT_ONLY,
     updatable=PATCHABLE, regional=True,
+    notes=lambda body: fields.notes(body, fields.DATASET_NOTES, "dataset"),
 )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from vertexkit.local.errors import bad_request, conflict, failed_precondition
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.router import VertexRequest
@@ -119,7 +120,9 @@ class DeploymentResourcePoolsArea(Lifecycle):
             raise conflict(f"DeploymentResourcePool {name} already exists.")
         pool.update(name=name, createTime=now_rfc3339())
         self.store.insert(COLLECTION, name, pool)
-        return self.backend.operations.run_now(name, POOLS.create_operation, KIND, pool)
+        operation = self.backend.operations.run_now(name, POOLS.create_operation, KIND, pool)
+        lines = fields.notes(pool, fields.POOL_NOTES, "deploymentResourcePool")
+        return fields.noted_operation(self.store, operation, lines)
 
     def patch(self, request: VertexRequest) -> Resource:
         paths = mask_paths(request.query.get("updateMask", ""))

@@ -17,6 +17,7 @@ from vertexkit.local.errors import bad_request, not_found
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.filters import CONTEXTS_KEY
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
@@ -79,9 +80,11 @@ class MetadataArea(Lifecycle):
         now = now_rfc3339()
         store = {**body, "name": name, "createTime": now, "updateTime": now, "state": {}}
         self.store.insert(STORES, name, store)
-        return self.backend.operations.run_now(
+        operation = self.backend.operations.run_now(
             name, "CreateMetadataStoreOperationMetadata", "MetadataStore", store
         )
+        lines = fields.notes(body, fields.METADATA_STORE_NOTES, "metadataStore")
+        return fields.noted_operation(self.store, operation, lines)
 
     def delete_store(self, request: VertexRequest) -> Resource:
         self.ensure_default_store(request)

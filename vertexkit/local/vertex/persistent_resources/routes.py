@@ -22,6 +22,7 @@ from vertexkit.local.errors import ApiError, bad_request, conflict, failed_preco
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
 from vertexkit.local.vertex.persistent_resources import rules
@@ -109,7 +110,9 @@ class PersistentResourcesArea(Lifecycle):
         body.update(name=name, resourcePools=rules.with_pool_ids(body["resourcePools"]),
                     createTime=now, updateTime=now)  # fmt: skip
         self.store.insert(COLLECTION, name, body)
-        return self.begin(name, "PROVISIONING", "CreatePersistentResourceOperationMetadata")
+        operation = self.begin(name, "PROVISIONING", "CreatePersistentResourceOperationMetadata")
+        lines = fields.notes(body, fields.PERSISTENT_RESOURCE_NOTES, "persistentResource")
+        return fields.noted_operation(self.store, operation, lines)
 
     def patch(self, request: VertexRequest) -> Resource:
         fields = update_fields(request.query.get("updateMask", ""))

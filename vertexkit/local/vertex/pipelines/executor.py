@@ -242,6 +242,7 @@ class PipelineExecutor:
             found, value = self._parameter(spec, scope)
             if found:
                 io.parameters[name] = value
+        _fill_input_placeholders(declared.get("parameters") or {}, io.parameters)
         for name, spec in (declared.get("artifacts") or {}).items():
             listed = self._artifacts(spec, scope)
             if listed is not None:
@@ -421,7 +422,7 @@ class PipelineExecutor:
                 system,
                 keyed,
             )
-            # inside the slot: with max_parallel 1 the next task's start is after this end
+            # inside the slot: the recorded end comes before the next task's start
             self._emit_end(task_id, display, outcome, component)
         return outcome
 
@@ -657,6 +658,37 @@ def gathered(component: dict[str, Any], results: list[Outcome]) -> TaskIO:
     for name in declared.get("artifacts") or {}:
         io.artifacts[name] = [a for r in results for a in r.io.artifacts.get(name, [])]
     return io
+
+
+_INPUT_IN_CONSTANT = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
+
+
+def _fill_input_placeholders(declared: dict[str, Any], values: dict[str, Any]) -> None:
+    """A constant that holds the task's other inputs, as the KFP SDK compiles an f-string of
+    pipeline channels (`f"{gcs_root}/data"` -> the constant
+    `{{$.inputs.parameters['pipelinechannel--gcs_root']}}/data` beside that input), gets their
+    values before the task runs, as Vertex does (and kfp.local, `placeholder_utils`)."""
+    for name, spec in declared.items():
+        if "runtimeValue" in spec and name in values:
+            values[name] = _filled(values[name], values)
+
+
+def _filled(value: Any, values: dict[str, Any]) -> Any:
+    """`value` with the placeholders in its strings filled, in lists and structs too (a
+    component's `args` list constant holds `{{$.inputs.parameters['pipelinechannel--x']}}`)."""
+    if isinstance(value, str):
+        if "{{$.inputs" not in value:
+            return value
+        return _INPUT_IN_CONSTANT.sub(lambda m: _as_text(values.get(m[1], m[0])), value)
+    if isinstance(value, list):
+        return [_filled(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: _filled(item, values) for key, item in value.items()}
+    return value
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _constant(runtime_value: dict[str, Any]) -> Any:

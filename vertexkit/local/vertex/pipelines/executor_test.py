@@ -407,6 +407,55 @@ def test_vertexkit_imports_no_private_kfp_function_nor_kfp_local():
 
 
 @dsl.component(install_kfp_package=False)
+def fail_now() -> None:
+    raise RuntimeError("failed on purpose")
+
+
+@dsl.component(install_kfp_package=False)
+def slow_step() -> str:
+    import time
+
+    time.sleep(3)
+    return "slow"
+
+
+@dsl.pipeline(name="fail-fast-or-slow")
+def fail_fast_pipeline() -> None:
+    fail_now()
+    first = slow_step()
+    echo(text=first.output).set_display_name("after-slow")
+
+
+@pytest.mark.parametrize(
+    ("policy", "after_slow_ran"),
+    [("PIPELINE_FAILURE_POLICY_FAIL_SLOW", True), ("PIPELINE_FAILURE_POLICY_FAIL_FAST", False)],
+)
+def test_failure_policy_decides_whether_tasks_start_after_a_failure(
+    local_cloud: LocalCloud, tmp_path: Path, policy: str, after_slow_ran: bool
+) -> None:
+    """PipelineJob.RuntimeConfig.failurePolicy (REST reference): FAIL_SLOW "continues to
+    schedule tasks after a task has failed"; FAIL_FAST "stops scheduling any new tasks when a
+    task has failed. Any scheduled tasks will continue to completion." The slow step was
+    running when the other failed, so it ends either way; the task after it starts only under
+    FAIL_SLOW."""
+    path = tmp_path / "fail-fast.yaml"
+    compiler.Compiler().compile(fail_fast_pipeline, str(path))
+    local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    job = aiplatform.PipelineJob(
+        display_name="ir", template_path=str(path), enable_caching=False,
+        pipeline_root=f"gs://pipelines-{uuid.uuid4().hex[:12]}/root",
+        job_id=f"ir-{uuid.uuid4().hex[:12]}", failure_policy=policy.split("_")[-1].lower(),
+    )  # fmt: skip
+    job.submit()
+    with pytest.raises(RuntimeError):
+        job.wait()
+    ended_states = states(aiplatform.PipelineJob.get(job.resource_name))
+    assert ended_states["fail-now"] == "FAILED"
+    assert ended_states["slow-step"] == "SUCCEEDED"
+    assert (ended_states.get("after-slow") == "SUCCEEDED") is after_slow_ran
+
+
+@dsl.component(install_kfp_package=False)
 def slow_echo(text: str) -> str:
     import time
 

@@ -16,7 +16,9 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.storage.names import check_bucket_name
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
+from vertexkit.local.vertex.jobs.lifecycle import JobLog
 from vertexkit.local.vertex.pipelines import models, outputs, responses
 from vertexkit.local.vertex.pipelines.runner import PipelineRunner
 from vertexkit.local.vertex.pipelines.scheduler import Scheduler, initial_cursor
@@ -106,7 +108,7 @@ class PipelinesArea(Lifecycle):
 
         Everything is checked before the record or the root bucket exists, so a refused job
         leaves nothing behind (no PENDING record that never runs)."""
-        body = protos.normalize(aiplatform_v1.PipelineJob, body)
+        body = with_legacy_parameters(protos.normalize(aiplatform_v1.PipelineJob, body))
         root_uri = validate_pipeline_job(body)
         pipeline_name = body["pipelineSpec"]["pipelineInfo"]["name"]
         job_id = job_id or _default_job_id(pipeline_name)
@@ -125,6 +127,9 @@ class PipelinesArea(Lifecycle):
         job.update(outputs.filled_fields(job, parent.split("/")[1]))
         job["jobDetail"] = outputs.run_contexts(self.store, parent, pipeline_name, job_id)
         self.store.insert(models.PIPELINE_JOBS, name, job)
+        note = JobLog(self.runner.jobs_home / job_id)  # job.log, beside the driver's log
+        for line in fields.notes(body, fields.PIPELINE_JOB_NOTES, "pipelineJob"):
+            note(line)
         job_root = self.backend.storage.gs_uri_to_path(
             f"{root_uri.rstrip('/')}/{parent.split('/')[1]}/{job_id}"
         )
@@ -325,7 +330,9 @@ class PipelinesArea(Lifecycle):
         request = schedule["createPipelineJobRequest"]
         job = dict(request.get("pipelineJob") or {})
         pipeline_name = job.get("pipelineSpec", {}).get("pipelineInfo", {}).get("name", "run")
-        job_id = f"{_slug(pipeline_name)}-{moment.strftime('%Y%m%d%H%M%S')}"
+        # Every run needs an ID of its own: a pipelineJobId the request names is their prefix.
+        prefix = request.get("pipelineJobId") or _slug(pipeline_name)
+        job_id = f"{prefix}-{moment.strftime('%Y%m%d%H%M%S')}"
         parent = request.get("parent") or schedule["name"].rsplit("/schedules/", 1)[0]
         if self.store.find(f"{parent}/pipelineJobs/{job_id}"):
             job_id += f"-{self.store.next_counter(job_id)}"
@@ -343,6 +350,7 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
     if not spec.get("root", {}).get("dag"):
         raise bad_request(f"{field}.pipelineSpec.root.dag is required: is this a pipeline spec?")
     validate_metadata(job, field, display_name_required=False)
+    fields.check_refused(job, fields.PIPELINE_JOB_REFUSED, field)
     runtime = job.get("runtimeConfig", {})
     root = runtime.get("gcsOutputDirectory") or spec.get("defaultPipelineRoot") or ""
     if not root:
@@ -360,6 +368,28 @@ def validate_pipeline_job(job: Resource, field: str = "pipelineJob") -> str:
         f"{field}.runtimeConfig.parameterValues",
     )
     return root
+
+
+def with_legacy_parameters(job: Resource) -> Resource:
+    """`runtimeConfig.parameters` (deprecated, for specs of schemaVersion 2.0.0 and lower) as
+    the `parameterValues` it stands for; a name in both keeps its parameterValues value."""
+    runtime = job.get("runtimeConfig") or {}
+    legacy = runtime.get("parameters") or {}
+    if not legacy:
+        return job
+    values = {name: _legacy_value(value) for name, value in legacy.items()}
+    runtime = {**runtime, "parameterValues": {**values, **(runtime.get("parameterValues") or {})}}
+    runtime.pop("parameters")
+    return {**job, "runtimeConfig": runtime}
+
+
+def _legacy_value(value: dict[str, Any]) -> Any:
+    # aiplatform_v1.Value: int64 travels as a JSON string, as proto3 JSON writes it.
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    return value.get("stringValue", "")
 
 
 def _validate_root_bucket(root: str, field: str) -> None:
@@ -386,6 +416,12 @@ def validate_schedule(schedule: Resource, now: datetime, creating: bool = True) 
     if not request or not request.get("pipelineJob"):
         raise bad_request("schedule.createPipelineJobRequest.pipelineJob is required")
     validate_pipeline_job(request["pipelineJob"], "schedule.createPipelineJobRequest.pipelineJob")
+    prefix = request.get("pipelineJobId") or ""
+    if prefix and not models.JOB_ID_PATTERN.match(f"{prefix}-20260101000000"):
+        raise bad_request(
+            f"schedule.createPipelineJobRequest.pipelineJobId {prefix!r} is invalid: each run's "
+            "ID is <pipelineJobId>-<yyyymmddhhmmss>, which must match [a-z][-a-z0-9]{0,127}"
+        )
     if not schedule.get("cron"):
         raise bad_request("schedule.cron is required (5 fields, optional CRON_TZ= prefix)")
     try:

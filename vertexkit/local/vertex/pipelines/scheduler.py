@@ -90,7 +90,7 @@ class Scheduler:
         for moment in due:
             if self._completes(schedule, moment):
                 break
-            if self._active_runs(name) >= int(schedule.get("maxConcurrentRunCount") or 1):
+            if self._active_runs(name) >= run_limit(schedule):
                 if in_order:
                     waiting = True
                     break
@@ -168,6 +168,15 @@ class Scheduler:
                 schedule["nextRunTime"] = _iso(upcoming)
 
         self.backend.store.mutate(name, save)
+
+
+def run_limit(schedule: Resource) -> int:
+    """How many of its runs may be active at once: maxConcurrentRunCount, and
+    maxConcurrentActiveRunCount ("the number of runs that can be in a non-terminal state at
+    the same time", Schedule REST reference) when it is set and lower."""
+    limit = int(schedule.get("maxConcurrentRunCount") or 1)
+    active = int(schedule.get("maxConcurrentActiveRunCount") or 0)
+    return min(limit, active) if active else limit
 
 
 def initial_cursor(schedule: Resource, created: datetime) -> datetime:

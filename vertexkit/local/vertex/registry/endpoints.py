@@ -23,6 +23,7 @@ from typing import Any
 from vertexkit import specs
 from vertexkit.local.errors import ApiError, bad_request, conflict, failed_precondition, not_found
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core.fields import check_etag
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry import dispositions as fields
 from vertexkit.local.vertex.registry.filters import compile_filter
@@ -31,6 +32,7 @@ from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
     Predictor,
+    ReplicaSet,
     ServingError,
     ServingPool,
     load_prebuilt,
@@ -71,6 +73,13 @@ def check_split(split: dict[str, int], allowed: list[str], endpoint: str) -> Non
     total = sum(split.values())
     if split and total != 100:
         raise bad_request(f"traffic_split percentages must sum to 100; they sum to {total}.")
+
+
+def replica_count(deployed: Resource) -> int:
+    """The custom-container replicas a deploy starts: minReplicaCount (DedicatedResources: "The
+    minimum number of machine replicas that will be always deployed on"), at least one."""
+    dedicated = deployed.get("dedicatedResources") or {}
+    return max(1, int(dedicated.get("minReplicaCount") or 1))
 
 
 def check_inference_timeout(endpoint: Resource, seconds: float) -> None:
@@ -159,6 +168,7 @@ class EndpointRegistry:
         fields.check_refused(patch, fields.ENDPOINT_REFUSED, "endpoint")
         with self.lock:
             endpoint = self.get(name)
+            check_etag(endpoint, body, "Endpoint")
             if "traffic_split" in paths or "trafficSplit" in paths:
                 ids = [deployed["id"] for deployed in endpoint.get("deployedModels") or []]
                 check_split(patch.get("trafficSplit") or {}, ids, name)
@@ -216,7 +226,7 @@ class EndpointRegistry:
         `metadata.genericMetadata.partialFailures` (code 0: the deploy itself goes on)."""
         spec = version.get("containerSpec") or {}
         prebuilt = prebuilt_framework(spec.get("imageUri", "")) is not None
-        notes = container_notes(spec, prebuilt) + deployed_model_notes(deployed)
+        notes = container_notes(spec, prebuilt) + deployed_model_notes(deployed, prebuilt)
         notes += fields.deployed_notes(deployed)
         if not notes:
             return
@@ -375,6 +385,8 @@ class EndpointRegistry:
             predictions = server.predict(instances, body.get("parameters"))
         except ServingError as exc:
             self.pool.drop_if_stopped(deployed["id"])  # a dead model process: started again next
+            if exc.status == 503:  # no ready replica: Vertex's UNAVAILABLE, to retry later
+                raise ApiError(503, exc.message, status="UNAVAILABLE") from exc
             raise (
                 bad_request(exc.message) if exc.status == 400 else failed_precondition(exc.message)
             ) from exc
@@ -433,14 +445,24 @@ class EndpointRegistry:
             WARMUP.wait(spec["imageUri"])  # its modules: imported by one thread at a time
             model_dir = self.backend.storage.gs_uri_to_path(artifact_uri)
             return load_prebuilt(spec["imageUri"], model_dir, artifact_uri)
-        server = ContainerServer(
-            spec,
-            self._container_env(endpoint_name, deployed, version),
-            self.backend.home / "serving" / f"{deployed['id']}.log",
-            groups=self.backend.processes,
-        )
-        server.start()
-        return server
+        replicas: list[ContainerServer] = []
+        try:
+            for index in range(replica_count(deployed)):
+                log = f"{deployed['id']}.log" if not index else f"{deployed['id']}-{index}.log"
+                server = ContainerServer(
+                    spec,
+                    self._container_env(endpoint_name, deployed, version),
+                    self.backend.home / "serving" / log,
+                    groups=self.backend.processes,
+                    use_declared_port=not index,  # ports[0] is the first replica's
+                )
+                server.start()
+                replicas.append(server)
+        except ServingError:
+            for started in replicas:
+                started.stop()
+            raise
+        return replicas[0] if len(replicas) == 1 else ReplicaSet(replicas)
 
     def _container_env(
         self, endpoint_name: str, deployed: Resource, version: Resource

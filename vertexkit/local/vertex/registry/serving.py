@@ -189,6 +189,10 @@ class ContainerServer:
         self.startup_seconds = duration_seconds(timeout) if timeout else startup_seconds
         self.groups = groups or ProcessGroups()
         self.process: Group | None = None
+        # Readiness after the deploy: the healthProbe keeps running (`_watch_health`).
+        self.ready = True
+        self.unready_reason = ""
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -213,6 +217,34 @@ class ContainerServer:
         else:
             self._wait_healthy(deadline)
         self._refuse_if_exposed()
+        if self.spec.get("healthProbe"):
+            threading.Thread(target=self._watch_health, daemon=True, name="health-probe").start()
+
+    def _watch_health(self) -> None:
+        """The healthProbe, every periodSeconds for as long as the server runs, as Kubernetes
+        runs a readiness probe: failureThreshold failures in a row make the server unready (no
+        prediction reaches it), successThreshold successes in a row make it ready again."""
+        probe = self._probe("healthProbe")
+        successes = failures = 0
+        while not self._stopped.wait(probe.setting("periodSeconds")):
+            if probe():
+                successes, failures = successes + 1, 0
+                if not self.ready and successes >= probe.setting("successThreshold"):
+                    self._set_ready(True, "")
+            else:
+                successes, failures = 0, failures + 1
+                if self.ready and failures >= probe.setting("failureThreshold"):
+                    self._set_ready(False, f"its containerSpec.healthProbe failed {failures} "
+                                    "times in a row (failureThreshold)")  # fmt: skip
+
+    def serving(self) -> bool:
+        """Whether a prediction sent now can be answered: running and ready."""
+        return self.ready and self.process is not None and self.process.returncode() is None
+
+    def _set_ready(self, ready: bool, reason: str) -> None:
+        self.ready, self.unready_reason = ready, reason
+        with self.log_path.open("a") as log:  # beside the container's own output
+            log.write(f"[local cloud] {'ready again' if ready else 'not ready: ' + reason}\n")
 
     def _probe(self, name: str) -> ProbeRunner:
         ports = self.spec.get("ports") or [{"containerPort": 8080}]  # Vertex's default
@@ -302,14 +334,27 @@ class ContainerServer:
         """POSTs a predict body to the container; returns its status and raw answer."""
         if self.process is None or self.process.returncode() is not None:
             raise ServingError("The serving container is not running.", status=503)
-        response = self._http.request(
-            "POST",
-            self.url + self.predict_route,
-            body=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-            timeout=600.0,
-            retries=False,
-        )
+        if not self.ready:
+            raise ServingError(
+                f"The deployed model is not ready: {self.unready_reason}; predictions reach it "
+                f"again once the probe passes. See {self.log_path}.",
+                status=503,
+            )
+        try:
+            response = self._http.request(
+                "POST",
+                self.url + self.predict_route,
+                body=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+                timeout=600.0,
+                retries=False,
+            )
+        except urllib3.exceptions.HTTPError as exc:  # not listening, or gone mid-request
+            raise ServingError(
+                f"The serving container did not answer on port {self.port}: {exc}; see "
+                f"{self.log_path}.",
+                status=503,
+            ) from exc
         return response.status, response.data
 
     def predict(self, instances: list[Any], parameters: Any = None) -> list[Any]:
@@ -332,7 +377,54 @@ class ContainerServer:
 
     def stop(self) -> int | None:
         """Ends the container's whole process group (children too); its exit code."""
+        self._stopped.set()
         return self.process.end(STOP_GRACE_SECONDS) if self.process else None
+
+
+class ReplicaSet:
+    """A deployed model's replicas (DedicatedResources.minReplicaCount of them), one serving
+    container each, behind the endpoint as Vertex's load balancer puts them: each prediction
+    goes to the next replica that is running and ready, in turn; with none, it fails as one
+    unready server does."""
+
+    def __init__(self, replicas: list[ContainerServer]) -> None:
+        self.replicas = replicas
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return self.replicas[0].url
+
+    @property
+    def predict_route(self) -> str:
+        return self.replicas[0].predict_route
+
+    def _in_turn(self) -> list[ContainerServer]:
+        """The replicas from the next one on, those serving first; the turn moves on by one."""
+        with self._lock:
+            start = self._next
+            self._next = (self._next + 1) % len(self.replicas)
+        ordered = self.replicas[start:] + self.replicas[:start]
+        return sorted(ordered, key=lambda replica: not replica.serving())
+
+    def predict(self, instances: list[Any], parameters: Any = None) -> list[Any]:
+        """A replica that is unready or does not answer (503) passes the request on to the next,
+        as a load balancer moves off a failing backend; the last one's refusal says why."""
+        error: ServingError | None = None
+        for replica in self._in_turn():
+            try:
+                return replica.predict(instances, parameters)
+            except ServingError as exc:
+                if exc.status != 503:
+                    raise
+                error = exc
+        assert error is not None
+        raise error
+
+    def stop(self) -> int | None:
+        codes = [replica.stop() for replica in self.replicas]
+        return codes[0]
 
 
 # -- the pool of running model servers ---------------------------------------------------------

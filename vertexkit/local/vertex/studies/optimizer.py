@@ -37,7 +37,25 @@ def suggest_values(spec: Param, trials: list[Param], seed: int, count: int) -> l
     # Replayed trials draw nothing from the sampler's generator, so a sampler seeded alike on
     # every request would repeat its first draw: the seed moves on with the trial count.
     study = rebuild(spec, trials, (seed + len(trials)) % 2**32)
+    start = starting_point(spec) if not trials else {}
+    if start:  # the first trial tries the defaults, as Vizier's "good starting point"
+        study.enqueue_trial(internal_values(spec, start))
     return [ask(study, spec) for _ in range(count)]
+
+
+VALUE_SPECS = ("doubleValueSpec", "integerValueSpec", "categoricalValueSpec", "discreteValueSpec")
+
+
+def starting_point(spec: Param) -> Param:
+    """Each top-level parameter's `defaultValue` (ParameterSpec reference: "a relatively good
+    starting point ... Currently only supported by the Vertex AI Vizier service")."""
+    point: Param = {}
+    for parameter in spec.get("parameters") or []:
+        for kind in VALUE_SPECS:
+            default = (parameter.get(kind) or {}).get("defaultValue")
+            if default is not None:
+                point[parameter["parameterId"]] = default
+    return point
 
 
 def untried_grid_points(spec: Param, trials: list[Param], seed: int) -> list[Param]:

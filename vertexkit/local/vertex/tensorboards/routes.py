@@ -19,6 +19,7 @@ from typing import Any
 
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.filters import compile_filter
 from vertexkit.local.vertex.core.recipe import Recipe, StandardMethods
@@ -43,6 +44,7 @@ TENSORBOARDS = Recipe(
     "tensorboards", "Tensorboard", aiplatform_v1.Tensorboard, "tensorboardId", TENSORBOARD_ID,
     "tensorboards", validate_tensorboard, "CreateTensorboardOperationMetadata",
     children=("tensorboardExperiments", "tensorboardRuns", "tensorboardTimeSeries"),
+    notes=lambda body: fields.notes(body, fields.TENSORBOARD_NOTES, "tensorboard"),
 )  # fmt: skip
 EXPERIMENTS = Recipe(
     "tensorboardExperiments", "TensorboardExperiment", aiplatform_v1.TensorboardExperiment,

@@ -19,6 +19,7 @@ from vertexkit.local.vertex.jobs.verbs import JobMethods, cancel_on, fail_left_r
 from vertexkit.local.vertex.persistent_resources.jobs import check_job_placement
 from vertexkit.local.vertex.router import VertexRequest
 from vertexkit.local.vertex.store import Resource
+from vertexkit.local.vertex.studies.optimizer import starting_point
 from vertexkit.local.vertex.training import models
 from vertexkit.local.vertex.training.dispositions import check_references, log_notes
 from vertexkit.local.vertex.training.execution import Executor
@@ -43,6 +44,14 @@ TUNING_JOBS = job_recipe(
 def require(body: dict[str, Any], key: str) -> None:
     if not body.get(key):
         raise bad_request(f"{key}: is required")
+
+
+# ParameterSpec.*ValueSpec.defaultValue (REST reference): "Currently only supported by the Vertex
+# AI Vizier service. Not supported by HyperparameterTuningJob or TrainingPipeline."
+DEFAULTS_NOT_READ = (
+    "studySpec.parameters: a defaultValue is set: no local effect; a tuning job does not start "
+    "from it (on Vertex neither: only a Vizier Study does)"
+)
 
 
 class CustomJobs(JobMethods):
@@ -89,6 +98,8 @@ class TuningJobs(JobMethods):
         # Said once for the tuning job (its trials share the spec).
         job_log = JobLog(self.executor.root / resource["name"].rsplit("/", 1)[1])
         log_notes(resource["trialJobSpec"], job_log, resource)
+        if starting_point(resource["studySpec"]):
+            job_log(DEFAULTS_NOT_READ)
         self.executor.submit(
             resource["name"], lambda control: TuningRun(self.executor, resource, control).run()
         )

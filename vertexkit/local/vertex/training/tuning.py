@@ -163,6 +163,13 @@ def format_arg(value: Any) -> str:
 
 # -- fields the local tuning engine does not carry out: refused before the job exists ---------
 def refuse_unhonoured(spec: Param, path: str = "studySpec") -> None:
+    for index, metric in enumerate(spec.get("metrics") or []):
+        if metric.get("safetyConfig"):  # as a Study refuses it (studies/validation.py)
+            raise SpecError(
+                f"{path}.metrics[{index}].safetyConfig",
+                "safety metrics are not run locally: the local optimiser does not hold a "
+                "trial's parameters back for a safety threshold; leave it unset",
+            )
     if "convexAutomatedStoppingSpec" in spec:
         raise SpecError(
             f"{path}.convexAutomatedStoppingSpec",

@@ -14,6 +14,7 @@ from vertexkit.local.errors import ApiError, not_found
 from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.vertex import protos
 from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.core import fields
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.datasets import sources
 from vertexkit.local.vertex.jobs import states as jobs
@@ -44,6 +45,7 @@ def check_input_data_config(backend: VertexBackend, config: dict[str, Any], loca
     """A managed dataset as the trainer's input: the config well formed, the dataset there,
     and the column a predefined or timestamp split names among its columns."""
     validate_input_data_config(config)
+    fields.check_refused(config, fields.INPUT_DATA_REFUSED, "inputDataConfig")
     dataset = backend.store.find(f"{location}/datasets/{config['datasetId']}")
     if dataset is None:
         raise not_found(f"inputDataConfig.datasetId: dataset {config['datasetId']} does not exist.")

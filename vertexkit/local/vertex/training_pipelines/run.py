@@ -99,6 +99,10 @@ class PipelineRun:
         body = {"displayName": self.pipeline["displayName"], "jobSpec": self.pipeline["_jobSpec"]}
         if self.pipeline.get("labels"):
             body["labels"] = self.pipeline["labels"]
+        if self.pipeline.get("encryptionSpec"):
+            # "If set, this TrainingPipeline will be secured by this key" (REST reference): the
+            # backing job carries it, so its job log says once that nothing is encrypted here.
+            body["encryptionSpec"] = self.pipeline["encryptionSpec"]
         job = self.store.insert(training_models.CUSTOM_JOBS, job_name, jobs.new_job(job_name, body))
 
         def running(pipeline: Resource) -> None:
@@ -152,6 +156,8 @@ class PipelineRun:
     def upload_request(self, artifact_uri: str) -> dict[str, Any]:
         model = {**self.pipeline["modelToUpload"], "artifactUri": artifact_uri}
         model.setdefault("displayName", self.pipeline["displayName"])
+        if self.pipeline.get("encryptionSpec"):  # "also secured by this key if not set separately"
+            model.setdefault("encryptionSpec", self.pipeline["encryptionSpec"])
         request: dict[str, Any] = {"model": model}
         for key in ("modelId", "parentModel"):
             if self.pipeline.get(key):
