@@ -247,7 +247,6 @@ class PipelineExecutor:
             listed = self._artifacts(spec, scope)
             if listed is not None:
                 io.artifacts[name] = listed
-        io.parameters = self_references_resolved(io.parameters)
         return io
 
     def _parameter(self, spec: dict[str, Any], scope: Scope) -> tuple[bool, Any]:
@@ -699,48 +698,6 @@ def _constant(runtime_value: dict[str, Any]) -> Any:
         if key in old:
             return int(old[key]) if key == "intValue" else old[key]
     return None
-
-
-_SELF_REFERENCE = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
-
-
-def self_references_resolved(parameters: dict[str, Any]) -> dict[str, Any]:
-    """An f-string argument (`f"{root}/data"`) compiles to a constant naming another input of
-    the same task, `{{$.inputs.parameters['pipelinechannel--root']}}/data`; Vertex gives the
-    task the text with that input's value in it (kfp's own local runner likewise:
-    `kfp/local/placeholder_utils.py`, `resolve_self_references_in_executor_input`). A value is
-    written in as the launcher writes a command-line placeholder (`launcher_v2.go`): a
-    string as it is, a number without a trailing `.0`, a list or struct as JSON."""
-
-    def text(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in parameters:
-            return match.group(0)
-        return _placeholder_text(parameters[name])
-
-    def resolved(value: Any) -> Any:
-        # a list argument holds them too: `args=["--framework", f"--framework={framework}"]`
-        if isinstance(value, str):
-            return _SELF_REFERENCE.sub(text, value)
-        if isinstance(value, list):
-            return [resolved(item) for item in value]
-        if isinstance(value, dict):
-            return {key: resolved(item) for key, item in value.items()}
-        return value
-
-    return {name: resolved(value) for name, value in parameters.items()}
-
-
-def _placeholder_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
 
 
 def _resolve_system(value: Any, system: dict[str, str]) -> Any:

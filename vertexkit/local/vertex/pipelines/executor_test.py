@@ -340,6 +340,7 @@ def test_an_unchanged_rerun_executes_no_task_and_shows_them_skipped(
             template_path=str(path),
             pipeline_root=root,
             parameter_values={"notes": str(notes)},
+            job_id=f"cached-{uuid.uuid4().hex[:12]}",  # the SDK's default: the time to the second
             enable_caching=True,
         )
         job.run()
@@ -366,6 +367,7 @@ def test_a_changed_input_misses_the_cache(local_cloud: LocalCloud, tmp_path):
             template_path=str(path),
             pipeline_root=f"gs://pipelines-{uuid.uuid4().hex[:12]}/root",
             parameter_values={"notes": str(notes), "root": root},
+            job_id=f"cached-{uuid.uuid4().hex[:12]}",
             enable_caching=True,
         ).run()
     assert len(list(notes.iterdir())) == 4

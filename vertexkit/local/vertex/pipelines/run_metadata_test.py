@@ -48,6 +48,7 @@ def submitted(
         template_path=str(path),
         pipeline_root=f"gs://pipelines-{uuid.uuid4().hex[:12]}/root",
         parameter_values={"epochs": epochs},
+        job_id=f"{name}-{uuid.uuid4().hex[:8]}",  # the SDK's default: the time to the second
         enable_caching=False,
     )
     job.submit(experiment=experiment)
