@@ -88,7 +88,7 @@ def end_run(
         execution["state"] = state
         execution["metadata"] = {**execution.get("metadata", {}), **metadata}
         execution.setdefault("_events", []).extend(events)
-        execution["updateTime"] = now_rfc3339()
+        execution["updateTime"] = execution["etag"] = now_rfc3339()
 
     store.mutate(name, change)
     _add_context_metadata(store, contexts_of(job)[0], metadata)
@@ -165,5 +165,6 @@ def _add_context_metadata(store: ResourceStore, context: str, metadata: dict[str
 
     def change(node: Resource) -> None:
         node["metadata"] = {**node.get("metadata", {}), **metadata}
+        node["updateTime"] = node["etag"] = now_rfc3339()  # a changed node gets a new etag
 
     store.mutate(context, change)
