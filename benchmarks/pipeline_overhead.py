@@ -51,13 +51,18 @@ class TaskTimes:
 def task_times(job: dict[str, Any]) -> TaskTimes:
     """Each task's recorded start -> end, from the finished PipelineJob's task details."""
     times = TaskTimes()
-    for task in job.get("jobDetail", {}).get("taskDetails", []):
+    details = job.get("jobDetail", {}).get("taskDetails", [])
+    parents = {task.get("parentTaskId") for task in details}
+    for task in details:
         if not task.get("parentTaskId"):
             continue  # the root: the whole run, not a task
         name = task["taskName"]
         if task.get("startTime") and task.get("endTime"):
             times.seconds[name] = _instant(task["endTime"]) - _instant(task["startTime"])
-        if task.get("state") != "SKIPPED":  # Vertex's word for a cache hit
+        # executed: an executor task that ran, not one served from the cache (SKIPPED,
+        # Vertex's word for a cache hit), not triggered, nor a DAG (a condition or loop group)
+        ran = task.get("state") not in ("SKIPPED", "NOT_TRIGGERED")
+        if ran and task["taskId"] not in parents:
             times.executed.append(name)
     return times
 

@@ -87,9 +87,11 @@ def _run(
         if with_cli:
             state["cli"] = _cli_views(finished)
 
+    lines: list[str] = []
     run = runner.run_pipeline_job(
-        name, params, pipeline_yaml, home=home, emit=lambda _: None, while_running=inspect
+        name, params, pipeline_yaml, home=home, emit=lines.append, while_running=inspect
     )
+    state["lines"] = [line.split("  ", 1)[-1].split() for line in lines]
     return run, state
 
 
@@ -107,9 +109,23 @@ def test_training_promotes_then_caches_then_keeps_the_champion(tmp_path: Path) -
     assert first.outputs["metrics"]["metadata"]["accuracy"] > 0.9
     assert served["default"] == ["1"] and served["deployed_versions"] == ["1"]
     assert served["prediction"] == "Gentoo penguin (Pygoscelis papua)"
+    # the training step's custom job, as it runs and ends, between the task's own lines
+    task = "custom-training-job"
+    lines = served["lines"]
+    job_lines = [i for i, t in enumerate(lines) if t[:3] == [task, "custom", "job"]]
+    assert [lines[i][-1] for i in job_lines] == ["RUNNING", "SUCCEEDED"], lines
+    assert lines.index([task, "RUNNING"]) < job_lines[0]
+    assert job_lines[-1] < next(i for i, t in enumerate(lines) if t[:2] == [task, "SUCCEEDED"])
 
     # Same parameters: every task is served from cache, so no new version appears.
     cached, served_again = _run("training", home, [])
+    executor_states = {
+        t["taskName"]: t["state"]
+        for t in cached.job["jobDetail"]["taskDetails"]
+        if t["taskName"] not in ("challenger-promoted", "batch-predict-requested")
+        and t.get("parentTaskId")
+    }
+    assert set(executor_states.values()) == {"SKIPPED"}, executor_states
     assert (
         cached.outputs["model"]["metadata"]["resourceName"]
         == first.outputs["model"]["metadata"]["resourceName"]
@@ -136,6 +152,9 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
 
     seen: dict[str, Any] = {}
 
+    def parameters(trial: Any) -> str:
+        return " ".join(f"{p.parameter_id}={p.value:.6g}" for p in trial.parameters)
+
     def inspect(run: FinishedRun) -> None:
         run.context.init_aiplatform()
         (job,) = aiplatform.HyperparameterTuningJob.list()
@@ -146,7 +165,9 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
         ]
         model = aiplatform.Model(run.outputs["model"]["metadata"]["resourceName"])
         seen.update(trials=trials, artifact_uri=model.uri)
+        seen["parameters"] = {t.id: parameters(t) for t in job.trials}
 
+    lines: list[str] = []
     pipeline_yaml, params = runner.prepare(
         "tuning", ["max_trial_count=4", "parallel_trial_count=2"]
     )
@@ -155,10 +176,20 @@ def test_tuning_uploads_the_best_of_its_trials(tmp_path: Path) -> None:
         params,
         pipeline_yaml,
         home=tmp_path / "home",
-        emit=lambda _: None,
+        emit=lines.append,
         while_running=inspect,
     )
     assert len(seen["trials"]) == 4
+    # the follower's lines (issue 26): each trial as it starts, with its parameters, and as it
+    # ends, with its final metric, between the tuning task's RUNNING and SUCCEEDED lines
+    task = "hyperparameter-tuning-job"
+    texts = [line.split("  ", 1)[-1].split() for line in lines]
+    running = texts.index([task, "RUNNING"])
+    ended = next(i for i, t in enumerate(texts) if t[:2] == [task, "SUCCEEDED"])
+    for trial_id, value in seen["trials"]:
+        started = [task, "trial", trial_id, "started", *seen["parameters"][trial_id].split()]
+        finished = [task, "trial", trial_id, "SUCCEEDED", f"accuracy={value:.6g}"]
+        assert running < texts.index(started) < texts.index(finished) < ended, lines
     best_id, best_value = max(seen["trials"], key=lambda trial: trial[1])
     assert all(value <= best_value for _, value in seen["trials"])
     assert seen["artifact_uri"].rstrip("/").endswith(f"/{best_id}/model")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from vertexkit.job_progress import JobProgress, fetcher
 from vertexkit.runtime.polling import poll_until
 
 if TYPE_CHECKING:
@@ -61,9 +62,12 @@ def request_from_sdk_job(sdk_job: Any) -> aiplatform_v1.PipelineJob:
 
 @dataclass
 class TaskProgress:
-    """Remembers each task's last state and prints one line per change."""
+    """Remembers each task's last state and prints one line per change; with `jobs`, also the
+    jobs a running task launched (`job_progress`: a tuning job's trials, a custom job's state),
+    between the task's start and end lines."""
 
     emit: Callable[[str], None]
+    jobs: JobProgress | None = None
     seen: dict[str, str] = field(default_factory=dict)
     job_state: str = ""
 
@@ -83,21 +87,35 @@ class TaskProgress:
                 continue  # the pipeline itself: reported by the job's state below
             state = task.get("state", "STATE_UNSPECIFIED")
             key = task.get("taskId") or task.get("taskName", "")
-            if self.seen.get(key) != state:
+            changed = self.seen.get(key) != state
+            if changed and state in TASK_ENDED:
+                self._observe_jobs(task, ended=True)  # its last trials before its end line
+            if changed:
                 self.seen[key] = state
                 self.emit(task_line(task))
+            if state == "RUNNING":
+                self._observe_jobs(task, ended=False)
+
+    def _observe_jobs(self, task: dict[str, Any], ended: bool) -> None:
+        # a cached task's jobs ran in an earlier run: nothing of theirs is news
+        if self.jobs is not None and task.get("state") != "SKIPPED":
+            self.jobs.observe(task, ended)
+
+    def changes(self) -> int:
+        """How many lines the launched jobs printed (progress, for the polling's backoff)."""
+        return self.jobs.lines if self.jobs is not None else 0
 
     def _observe_job(self, job: dict[str, Any]) -> None:
         state = job.get("state", "")
         if state != self.job_state:
             self.job_state = state
-            self.emit(f"{_clock(job.get('updateTime'))}  {'job':<28} {_short(state)}")
+            self.emit(f"{clock(job.get('updateTime'))}  {'job':<28} {_short(state)}")
 
 
 def task_line(task: dict[str, Any]) -> str:
     state = task.get("state", "")
     when = task.get("endTime") if state in TASK_ENDED else task.get("startTime")
-    line = f"{_clock(when)}  {task.get('taskName', '?'):<28} {state:<10}"
+    line = f"{clock(when)}  {task.get('taskName', '?'):<28} {state:<10}"
     seconds = duration_seconds(task)
     if state == "SKIPPED":
         line += "  (cached)"
@@ -118,7 +136,7 @@ def follow(
     from vertexkit.runtime.polling import cap_for
 
     client = ctx.pipeline_client()
-    progress = TaskProgress(emit)
+    progress = TaskProgress(emit, JobProgress(emit, fetcher(ctx)))
     return poll_until(
         lambda: as_dict(client.get_pipeline_job(name=job_name)),
         lambda job: job.get("state") in JOB_TERMINAL,
@@ -126,7 +144,7 @@ def follow(
         timeout=timeout,
         describe=f"pipeline job {job_name}",
         on_poll=progress.observe,
-        progress=task_states,
+        progress=lambda job: (task_states(job), progress.changes()),
     )
 
 
@@ -236,7 +254,8 @@ def duration_seconds(task: dict[str, Any]) -> float | None:
     return max((end - start).total_seconds(), 0.0)
 
 
-def _clock(value: str | None) -> str:
+def clock(value: str | None) -> str:
+    """HH:MM:SS of an RFC 3339 time in local time (now, when unset)."""
     moment = parse_time(value)
     return (
         moment.astimezone().strftime("%H:%M:%S") if moment else datetime.now().strftime("%H:%M:%S")

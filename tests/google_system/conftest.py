@@ -47,23 +47,7 @@ SKIPPED: dict[str, str] = {
         AUTOLOG,
 }  # fmt: skip
 # test id -> why it fails against the local cloud (xfail strict: it must keep failing).
-SERVICE_ACCOUNT = (
-    "a pipeline job created without serviceAccount is answered with the default compute "
-    "service account filled in; Vertex leaves it unset (pipelines/ is being rewritten)"
-)
-EXPERIMENTS_DF = (
-    "the pipeline run's row has no params, metrics or state (the two experiment runs' rows "
-    "match): the SDK (pipeline_jobs.PipelineJob._query_experiment_row) reads them from the "
-    "`system.Run` execution in the run's system.PipelineRun context (`input:<param>` metadata, "
-    "its state) and the system.Metrics artifacts attributed to that context; the local "
-    "pipeline executor keeps its tasks' executions and artifacts in the job's taskDetails only "
-    "and records none in the metadata store (pipelines/, the same records get_pipeline_df reads)"
-)
 EXPECTED: dict[str, str] = {
-    "test_pipeline_job.py::TestPipelineJob::test_add_pipeline_job_to_experiment": SERVICE_ACCOUNT,
-    "test_experiments.py::TestExperiments::test_get_experiments_df": EXPERIMENTS_DF,
-    "test_experiments.py::TestExperiments::test_get_experiments_df_include_time_series_false":
-        EXPERIMENTS_DF,
 }  # fmt: skip
 
 

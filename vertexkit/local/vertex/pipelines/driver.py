@@ -30,7 +30,12 @@ from typing import Any
 from vertexkit import gc_tuning
 from vertexkit.kfp_loader import import_kfp
 from vertexkit.local.vertex.pipelines import placeholders, task_handler
-from vertexkit.local.vertex.pipelines.executor import PipelineExecutor, RunSettings
+from vertexkit.local.vertex.pipelines.executor import (
+    PipelineExecutor,
+    RunSettings,
+    json_value,
+    vertex_artifacts,
+)
 from vertexkit.local.vertex.pipelines.leaf import Storage
 from vertexkit.local.vertex.pipelines.standby import CLIENTS, LAZY, WARM, WORKERS_FLAG
 from vertexkit.local.vertex.pipelines.task_envs import TaskEnvironments
@@ -194,7 +199,12 @@ def _run_pipeline(settings: dict[str, Any], events: EventLog) -> int:
             failures=[list(f) for f in runner.failures],
         )
         return 1
-    events.write("pipeline_succeeded")
+    # the pipeline's own outputs: its run execution's `output:NAME` and OUTPUT events
+    events.write(
+        "pipeline_succeeded",
+        outputs=vertex_artifacts(outcome.io.artifacts),
+        parameters=json_value(outcome.io.parameters),
+    )
     return 0
 
 

@@ -43,6 +43,7 @@ SUCCEEDED, FAILED, SKIPPED, NOT_TRIGGERED = "SUCCEEDED", "FAILED", "SKIPPED", "N
 BLOCKED = "BLOCKED"  # not run: an upstream task failed (no task detail, as on Vertex)
 ALL_COMPLETED = "ALL_UPSTREAM_TASKS_COMPLETED"
 DONE_OK = frozenset({SUCCEEDED, SKIPPED})
+WATCH_SECONDS = 0.1  # how often a running task's gcp_resources file is looked at (one stat+read)
 
 
 class Collected(list):  # type: ignore[type-arg]
@@ -317,7 +318,7 @@ class PipelineExecutor:
             parent=scope.parent_id,
             task=display,
             unique=unique,
-            inputs=_vertex_artifacts(inputs.artifacts),
+            inputs=vertex_artifacts(inputs.artifacts),
         )
         inner = Scope(
             inputs=with_defaults(inputs, component),
@@ -399,7 +400,7 @@ class PipelineExecutor:
                 parent=scope.parent_id,
                 task=display,
                 unique=unique,
-                inputs=_vertex_artifacts(inputs.artifacts),
+                inputs=vertex_artifacts(inputs.artifacts),
             )
             # the console's task log is the driver log's lines from here to the status line
             print(f"Executing task '{display}'", flush=True)
@@ -449,7 +450,7 @@ class PipelineExecutor:
         task_uri = f"{self.settings.root_uri.rstrip('/')}/{name}_{task_id}"
         task_dir = Path(self.settings.storage.path(task_uri))
         planned = leaf.planned_outputs(component, task_uri)
-        key = leaf.cache_key(keyed, planned, component, container)
+        key = leaf.cache_key(keyed, component, container, task)
         cached = self._cached(task, key)
         if cached is not None:
             return Outcome(SKIPPED, cached)
@@ -463,7 +464,8 @@ class PipelineExecutor:
             e["name"]: resolver.resolve_text(str(e.get("value", "")))
             for e in container.get("env") or []
         }
-        result = self._with_retries(task, display, container.get("image", ""), command, env)
+        with _ResourceWatch(executor_input, lambda text: self._emit_resources(task_id, text)):
+            result = self._with_retries(task, display, container.get("image", ""), command, env)
         if result.exit_code != 0:
             cause = result.error or f"the task exited with {result.exit_code}"
             self._record_failure(display, cause)
@@ -503,11 +505,17 @@ class PipelineExecutor:
             (task.get("cachingOptions") or {}).get("enableCache", False)
         )
 
+    def _cache_entry(self, key: str) -> Path:
+        """A fingerprint is looked up within the pipeline's name (`cacheutils/cache.go`,
+        `GetExecutionCache`: fingerprint, pipelineName and namespace)."""
+        assert self.settings.cache_dir is not None
+        pipeline = (self.spec.get("pipelineInfo") or {}).get("name") or "pipeline"
+        return self.settings.cache_dir / pipeline / f"{key}.json"
+
     def _cached(self, task: dict[str, Any], key: str) -> TaskIO | None:
         if not self._cache_on(task):
             return None
-        assert self.settings.cache_dir is not None
-        entry = self.settings.cache_dir / f"{key}.json"
+        entry = self._cache_entry(key)
         if not entry.is_file():
             return None
         stored = json.loads(entry.read_text())
@@ -516,9 +524,8 @@ class PipelineExecutor:
     def _store_cache(self, task: dict[str, Any], key: str, produced: TaskIO) -> None:
         if not self._cache_on(task):
             return
-        assert self.settings.cache_dir is not None
-        self.settings.cache_dir.mkdir(parents=True, exist_ok=True)
-        entry = self.settings.cache_dir / f"{key}.json"
+        entry = self._cache_entry(key)
+        entry.parent.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_suffix(f".{threading.get_ident()}.tmp")
         temporary.write_text(
             json.dumps({"parameters": produced.parameters, "artifacts": produced.artifacts})
@@ -526,6 +533,9 @@ class PipelineExecutor:
         temporary.replace(entry)
 
     # -- events ------------------------------------------------------------------------------
+    def _emit_resources(self, task_id: int, text: str) -> None:
+        self.emit("task_resources", task_id=task_id, gcp_resources=text)
+
     def _record_failure(self, display: str, cause: str) -> None:
         self.failures.append((display, cause))
         self._failed.set()
@@ -540,13 +550,58 @@ class PipelineExecutor:
             print(f"Task '{display}' finished with status {outcome.state}", flush=True)
         fields: dict[str, Any] = {"task_id": task_id, "task": display}
         if outcome.state in DONE_OK:
-            fields["outputs"] = _vertex_artifacts(outcome.io.artifacts)
+            fields["outputs"] = vertex_artifacts(outcome.io.artifacts)
             fields["execution_metadata"] = {
-                f"output:{k}": _json_value(v) for k, v in outcome.io.parameters.items()
+                f"output:{k}": json_value(v) for k, v in outcome.io.parameters.items()
             }
         else:
             fields["error"] = outcome.error or "the task failed"
         self.emit(kind, **fields)
+
+
+class _ResourceWatch:
+    """While a task runs, its `gcp_resources` output file (GCPC's GcpResources JSON, written by
+    the launcher or component as soon as its job exists: `vertexkit/runtime/gcp_resources.py`)
+    is read every WATCH_SECONDS; each new content is reported, so the job's task detail names
+    the running task's job before the task ends, as Vertex's console links a running task's
+    job."""
+
+    def __init__(self, executor_input: dict[str, Any], report: Callable[[str], None]) -> None:
+        declared = executor_input["outputs"]["parameters"].get("gcp_resources") or {}
+        self.path = Path(declared["outputFile"]) if declared.get("outputFile") else None
+        self.report = report
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._seen = ""
+
+    def __enter__(self) -> _ResourceWatch:
+        if self.path is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="resources")
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WATCH_SECONDS):
+            self._check()
+
+    def _check(self) -> None:
+        assert self.path is not None
+        try:
+            text = self.path.read_text()
+        except OSError:
+            return
+        if text.strip() and text != self._seen:
+            try:
+                json.loads(text)
+            except ValueError:  # half written: the next look reads it whole
+                return
+            self._seen = text
+            self.report(text)
 
 
 def with_defaults(inputs: TaskIO, component: dict[str, Any]) -> TaskIO:
@@ -674,11 +729,11 @@ def _seconds(duration: Any) -> float:
     return float(str(duration).rstrip("s") or 0)
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
+def vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
     """Artifacts in PipelineTaskDetail's shape: `{name: {"artifacts": [Artifact]}}`."""
     return {
         name: {
@@ -689,7 +744,7 @@ def _vertex_artifacts(artifacts: dict[str, ArtifactList]) -> dict[str, Any]:
                     "schemaTitle": a["type"]["schemaTitle"],
                     "schemaVersion": a["type"].get("schemaVersion", "0.0.1"),
                     "state": "LIVE",
-                    "metadata": _json_value(a.get("metadata") or {}),
+                    "metadata": json_value(a.get("metadata") or {}),
                 }
                 for a in listed
             ]

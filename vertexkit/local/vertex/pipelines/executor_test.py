@@ -6,6 +6,7 @@ semantics (KFP backend driver, `backend/src/v2/driver/`, and the KFP SDK's test 
 
 # No `from __future__ import annotations`: KFP reads the components' real type annotations.
 import ast
+import time
 import uuid
 from pathlib import Path
 from typing import Optional
@@ -294,6 +295,84 @@ def test_a_container_component_runs_its_command_here(local_cloud: LocalCloud, tm
     assert outputs(run(local_cloud, container_and_python, tmp_path))["echo"] == "hey!"
 
 
+# -- caching and f-strings ----------------------------------------------------------------------
+@dsl.component(install_kfp_package=False)
+def noted(text: str, notes: str, out: Output[Dataset]):
+    """Writes TEXT to OUT and one file under NOTES each time it really runs."""
+    import pathlib
+    import uuid
+
+    pathlib.Path(notes, uuid.uuid4().hex).write_text(text)
+    with open(out.path, "w") as handle:
+        handle.write(text)
+
+
+@dsl.component(install_kfp_package=False)
+def noted_read(data: Input[Dataset], notes: str, args: list) -> str:
+    import pathlib
+    import uuid
+
+    pathlib.Path(notes, uuid.uuid4().hex).write_text("read")
+    return open(data.path).read() + " " + " ".join(args)
+
+
+@dsl.pipeline(name="cached-chain")
+def cached_chain(notes: str, root: str = "gs://bucket/base") -> None:
+    made = noted(text=f"{root}/data", notes=notes)
+    noted_read(data=made.outputs["out"], notes=notes, args=["--root", f"--at={root}/x"])
+
+
+def test_an_unchanged_rerun_executes_no_task_and_shows_them_skipped(
+    local_cloud: LocalCloud, tmp_path
+):
+    """Vertex serves an unchanged task from the cache and shows it SKIPPED (PipelineTaskDetail
+    .State); the f-strings (`f"{root}/data"`, also inside a list) reach the task resolved."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    path = tmp_path / "cached.yaml"
+    compiler.Compiler().compile(cached_chain, str(path))
+    local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    root = f"gs://pipelines-{uuid.uuid4().hex[:12]}/root"
+    jobs = []
+    for _ in range(2):
+        job = aiplatform.PipelineJob(
+            display_name="cached",
+            template_path=str(path),
+            pipeline_root=root,
+            parameter_values={"notes": str(notes)},
+            job_id=f"cached-{uuid.uuid4().hex[:12]}",  # the SDK's default: the time to the second
+            enable_caching=True,
+        )
+        job.run()
+        jobs.append(aiplatform.PipelineJob.get(job.resource_name))
+    first, second = jobs
+    assert states(first) == {"cached-chain": "SUCCEEDED", "noted": "SUCCEEDED",
+                             "noted-read": "SUCCEEDED"}  # fmt: skip
+    assert len(list(notes.iterdir())) == 2  # the first run's two tasks, the rerun's none
+    assert states(second) == {"cached-chain": "SUCCEEDED", "noted": "SKIPPED",
+                              "noted-read": "SKIPPED"}  # fmt: skip
+    expected = "gs://bucket/base/data --root --at=gs://bucket/base/x"
+    assert outputs(first)["noted-read"] == outputs(second)["noted-read"] == expected
+
+
+def test_a_changed_input_misses_the_cache(local_cloud: LocalCloud, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    path = tmp_path / "cached.yaml"
+    compiler.Compiler().compile(cached_chain, str(path))
+    local_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    for root in ("gs://bucket/one", "gs://bucket/two"):
+        aiplatform.PipelineJob(
+            display_name="cached",
+            template_path=str(path),
+            pipeline_root=f"gs://pipelines-{uuid.uuid4().hex[:12]}/root",
+            parameter_values={"notes": str(notes), "root": root},
+            job_id=f"cached-{uuid.uuid4().hex[:12]}",
+            enable_caching=True,
+        ).run()
+    assert len(list(notes.iterdir())) == 4
+
+
 # -- the run's contexts and back-to-back runs ------------------------------------------------
 def test_many_short_runs_each_start(local_cloud: LocalCloud, tmp_path):
     jobs = [run(local_cloud, sibling_loop, tmp_path, wait=False) for _ in range(4)]
@@ -376,3 +455,39 @@ def test_failure_policy_decides_whether_tasks_start_after_a_failure(
     assert ended_states["fail-now"] == "FAILED"
     assert ended_states["slow-step"] == "SUCCEEDED"
     assert (ended_states.get("after-slow") == "SUCCEEDED") is after_slow_ran
+
+
+@dsl.component(install_kfp_package=False)
+def slow_echo(text: str) -> str:
+    import time
+
+    time.sleep(3)
+    return text
+
+
+@dsl.pipeline(name="slow-one")
+def slow_one() -> None:
+    slow_echo(text="x")
+
+
+def test_a_job_its_follower_loses_ends_failed_not_pending(local_cloud: LocalCloud, tmp_path):
+    """The job's folder removed under a running job (its events unreadable): the job ends
+    FAILED naming the cause, not RUNNING for ever with its driver gone."""
+    import shutil
+
+    job = run(local_cloud, slow_one, tmp_path, wait=False)
+    folder = local_cloud.home / "vertex" / "pipelineJobs" / job.job_id
+    deadline = time.monotonic() + 60
+    while aiplatform.PipelineJob.get(job.resource_name).state.name != "PIPELINE_STATE_RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    shutil.rmtree(folder)
+    deadline = time.monotonic() + 60  # without the guard it stays RUNNING: fail, not hang
+    while (ended := aiplatform.PipelineJob.get(job.resource_name)).state.name in (
+        "PIPELINE_STATE_PENDING",
+        "PIPELINE_STATE_RUNNING",
+    ):
+        assert time.monotonic() < deadline, "the job never ended"
+        time.sleep(0.1)
+    assert ended.state.name == "PIPELINE_STATE_FAILED"
+    assert "stopped following the job: FileNotFoundError" in ended.gca_resource.error.message

@@ -20,6 +20,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -138,28 +139,102 @@ def executor_input(
 
 
 def cache_key(
-    inputs: TaskIO, outputs: dict[str, ArtifactList], component: dict[str, Any], container: dict
+    inputs: TaskIO, component: dict[str, Any], container: dict[str, Any], task: dict[str, Any]
 ) -> str:
-    """The backend's `GenerateCacheKey`: a SHA-256 of the CacheKey message's JSON."""
-    declared = component.get("outputDefinitions", {}).get("parameters", {})
-    key = {
-        "inputArtifactNames": {
-            name: {"artifactNames": [a.get("name", a.get("uri")) for a in listed]}
-            for name, listed in inputs.artifacts.items()
-        },
-        "inputParameterValues": inputs.parameters,
-        "outputArtifactsSpec": {
-            name: {"name": listed[0]["name"].rsplit("/", 1)[-1], "type": listed[0]["type"]}
-            for name, listed in outputs.items()
-            if listed
-        },
-        "outputParametersSpec": {n: s.get("parameterType") for n, s in declared.items()},
-        "containerSpec": {
-            "image": container.get("image", ""),
-            "cmdArgs": [*(container.get("command") or []), *(container.get("args") or [])],
-        },
-    }
-    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+    """The fingerprint the KFP backend gives a task (`backend/src/v2/driver/cache.go`,
+    `getFingerPrint`; `backend/src/v2/cacheutils/cache.go`, `GenerateCacheKey` and
+    `GenerateFingerPrint`): with `cachingOptions.cacheKey` set, SHA-256 of the component's name,
+    a NUL and that key; else SHA-256 of the CacheKey message as protojson, re-marshalled by Go's
+    encoding/json (keys sorted, no spaces), hex. Inputs are the resolved executor inputs (an
+    input artifact by its name), outputs their spec with the URI wiped (`Name` is the output's
+    name, `provisionOutputs`), the image and the command and args as the component writes them."""
+    custom = (task.get("cachingOptions") or {}).get("cacheKey")
+    if custom:
+        name = (task.get("componentRef") or {}).get("name", "")
+        prefix = name.encode() + b"\0" if name else b""
+        return hashlib.sha256(prefix + custom.encode()).hexdigest()
+    outputs = component.get("outputDefinitions") or {}
+    key = _without_empty(
+        {
+            "inputArtifactNames": {
+                name: _without_empty({"artifactNames": [a.get("name", "") for a in listed]})
+                for name, listed in inputs.artifacts.items()
+            },
+            "inputParameterValues": inputs.parameters,
+            "outputArtifactsSpec": {
+                name: _without_empty(
+                    {
+                        "name": name,
+                        "type": spec.get("artifactType") or {},
+                        "metadata": spec.get("metadata"),
+                    }
+                )
+                for name, spec in (outputs.get("artifacts") or {}).items()
+            },
+            "outputParametersSpec": {
+                name: spec.get("parameterType", "PARAMETER_TYPE_ENUM_UNSPECIFIED")
+                for name, spec in (outputs.get("parameters") or {}).items()
+            },
+            "containerSpec": _without_empty(
+                {
+                    "image": container.get("image", ""),
+                    "cmdArgs": [*(container.get("command") or []), *(container.get("args") or [])],
+                }
+            ),
+        }
+    )
+    return hashlib.sha256(go_json(key).encode()).hexdigest()
+
+
+def _without_empty(message: dict[str, Any]) -> dict[str, Any]:
+    """protojson leaves out a field at its default: an empty string, list or map, an unset
+    message (a Struct field that is set stays, even empty)."""
+    return {k: v for k, v in message.items() if v is not None and v != "" and v != [] and v != {}}
+
+
+def go_json(value: Any) -> str:
+    """`value` as Go's `json.Marshal` writes an `interface{}` read from protojson: map keys
+    sorted, no spaces, every number a float64 in Go's shortest form (`3`, `0.5`, `1e-7`),
+    `<`, `>`, `&` and U+2028/U+2029 escaped, other text as UTF-8."""
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        return "{" + ",".join(f"{go_json(str(k))}:{go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        for char, escaped in _GO_ESCAPES.items():
+            text = text.replace(char, escaped)
+        return text
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return _go_float(float(value))
+    return go_json(str(value))
+
+
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def _go_float(number: float) -> str:
+    """Go's encoding/json float64: the shortest digits, in 'f' form, or 'e' below 1e-6 and
+    from 1e21 on, a negative exponent's leading zero dropped (`1e-7`, `1e+21`)."""
+    magnitude = abs(number)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, exponent = f"{number!r}".split("e")
+        digits = exponent[1:].lstrip("0")
+        return f"{mantissa}e{exponent[0]}{digits.rjust(2 if exponent[0] == '+' else 1, '0')}"
+    if number.is_integer():
+        return str(int(number))
+    return format(Decimal(repr(number)), "f")  # Python's repr may be 1.5e-05: Go writes digits
 
 
 class CommandResolver:

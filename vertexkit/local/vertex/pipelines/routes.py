@@ -152,7 +152,13 @@ class PipelinesArea(Lifecycle):
             if models.matches(job, terms)
         ]
         jobs = models.order(jobs, request.query.get("orderBy") or "create_time desc")
-        items = [responses.pipeline_job_list_item(job) for job in jobs]
+        mask = responses.read_mask(request.query.get("readMask"))
+        if mask is None:
+            items = [responses.pipeline_job_list_item(job) for job in jobs]
+        else:  # the SDK's `list(enable_simple_view=True)`: what the mask names, jobDetail too
+            for job in jobs:
+                outputs.refresh_contexts(self.store, job)
+            items = [responses.masked(responses.public(job), mask) for job in jobs]
         return checked_page(items, request.query, "pipelineJobs")
 
     def cancel_job(self, request: VertexRequest) -> Resource:

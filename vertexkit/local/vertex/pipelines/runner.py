@@ -12,12 +12,13 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
 from vertexkit.local.processes import Group
 from vertexkit.local.vertex.backend import VertexBackend
-from vertexkit.local.vertex.pipelines import models, placeholders
+from vertexkit.local.vertex.pipelines import models, placeholders, run_metadata
 from vertexkit.local.vertex.pipelines.driver import EVENTS_FILE, RUN_FILE
 from vertexkit.local.vertex.pipelines.standby import DRIVER_MODULE
 from vertexkit.local.vertex.store import Resource, now_rfc3339
@@ -102,6 +103,20 @@ class PipelineRunner:
             return name in self._processes
 
     def _run(self, name: str, job_dir: Path) -> None:
+        """Starts the job's driver and follows it to its end. Whatever goes wrong here ends the
+        job FAILED with the cause: a thread that died in silence would leave it PENDING or
+        RUNNING for ever, its driver gone."""
+        try:
+            self._start_and_follow(name, job_dir)
+        except Exception as exc:
+            traceback.print_exc()
+            self._kill(name)
+            with self._lock:
+                self._processes.pop(name, None)
+            reason = f"the local cloud stopped following the job: {type(exc).__name__}: {exc}"
+            self.backend.store.mutate(name, lambda job: _fail_unless_done(job, reason))
+
+    def _start_and_follow(self, name: str, job_dir: Path) -> None:
         if self.backend.store.get(name)["state"] == models.CANCELLING:  # cancelled while queued
             self.backend.store.mutate(name, _finish_cancelled)
             return
@@ -174,6 +189,7 @@ class _EventFollower:
         self._failure_causes: list[str] = []
         self._pipeline_error: str | None = None
         self._succeeded = False
+        self._outputs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     def apply_new_events(self) -> None:
         with self.events_path.open("rb") as events:
@@ -193,12 +209,15 @@ class _EventFollower:
     def _apply_one(self, job: Resource, event: dict[str, Any]) -> None:
         kind, at = event["event"], event["time"]
         tasks = models.task_details(job)
+        store = self.backend.store
         if kind == "pipeline_started":
             if job["state"] != models.CANCELLING:
                 models.set_state(job, models.RUNNING)
             tasks.append(models.root_task(job, self._new_task_id()))
+            run_metadata.start_run(store, job, run_parameters(job))
         elif kind in ("task_started", "task_not_triggered"):
             task = self._new_task(tasks, event, at)
+            run_metadata.named_artifacts(store, job, task.get("inputs") or {})
             if kind == "task_not_triggered":
                 models.set_task_state(task, models.TASK_NOT_TRIGGERED, at)
         elif kind in ("task_succeeded", "task_cached", "task_failed"):
@@ -211,14 +230,22 @@ class _EventFollower:
             if task:
                 models.set_task_state(task, state, at, event.get("error"))
                 _record_outputs(task, event)
+                run_metadata.named_artifacts(store, job, task.get("outputs") or {})
+                run_metadata.task_execution(store, job, task)
             # a DAG task fails with its failed task: the job's error names the task itself
             if kind == "task_failed" and task is not None and not _has_children(tasks, task):
                 self._failed_tasks.append(event["task"])
                 self._failure_causes.append(event.get("error") or "")
+        elif kind == "task_resources":
+            task = self._task(tasks, event["task_id"])
+            if task is not None and task.get("state") == models.TASK_RUNNING:
+                _record_running_resources(task, event["gcp_resources"])
         elif kind == "pipeline_failed":
             self._pipeline_error = event.get("error")
         elif kind == "pipeline_succeeded":
             self._succeeded = True
+            self._outputs = (event.get("parameters") or {}, event.get("outputs") or {})
+            run_metadata.named_artifacts(store, job, self._outputs[1])
 
     def _new_task(self, tasks: list[Resource], event: dict[str, Any], at: str) -> Resource:
         """A task detail; its parent is its DAG task (a loop's, for an iteration's tasks)."""
@@ -246,7 +273,12 @@ class _EventFollower:
         return next((t for t in tasks if t["taskId"] == task_id), None)
 
     def finish(self, job: Resource, returncode: int | None) -> None:
-        """The process ended: the job's final state from what it reported (or didn't)."""
+        """The process ended: the job's final state from what it reported (or didn't), and
+        its run execution's."""
+        self._finish_state(job, returncode)
+        run_metadata.end_run(self.backend.store, job, *self._outputs)
+
+    def _finish_state(self, job: Resource, returncode: int | None) -> None:
         if job["state"] == models.CANCELLING:
             _finish_cancelled(job)
         elif self._succeeded and returncode == 0:
@@ -260,6 +292,17 @@ class _EventFollower:
             reason = models.plain_text(reason)
             models.end_open_tasks(job, models.TASK_FAILED)
             _fail(job, reason)
+
+
+def run_parameters(job: Resource) -> dict[str, Any]:
+    """The run's parameters: the values given, the root's defaults for the rest."""
+    declared = job["pipelineSpec"].get("root", {}).get("inputDefinitions", {}).get("parameters")
+    values = {
+        name: spec["defaultValue"]
+        for name, spec in (declared or {}).items()
+        if "defaultValue" in spec
+    }
+    return {**values, **(job.get("runtimeConfig", {}).get("parameterValues") or {})}
 
 
 def _max_parallel(job: Resource) -> int | None:
@@ -278,6 +321,8 @@ def _record_outputs(task: Resource, event: dict[str, Any]) -> None:
     if event.get("outputs"):
         task["outputs"] = event["outputs"]
     metadata = event.get("execution_metadata")
+    if metadata is None and "execution" in task:  # a running task's, made by its resources
+        task["execution"]["state"] = "FAILED"
     if metadata is not None:
         task["execution"] = {
             "displayName": task["taskName"],
@@ -287,10 +332,28 @@ def _record_outputs(task: Resource, event: dict[str, Any]) -> None:
         }
 
 
+def _record_running_resources(task: Resource, gcp_resources: str) -> None:
+    """A running task's `gcp_resources` (its job, as its launcher wrote it) in its execution's
+    metadata as `output:gcp_resources`, where the ended task shows it: a follower links the
+    job while the task runs."""
+    execution = task.setdefault(
+        "execution",
+        {"displayName": task["taskName"], "state": "RUNNING",
+         "schemaTitle": "system.ContainerExecution", "metadata": {}},
+    )  # fmt: skip
+    execution.setdefault("metadata", {})["output:gcp_resources"] = gcp_resources
+
+
 def _finish_cancelled(job: Resource) -> None:
     models.end_open_tasks(job, models.TASK_CANCELLED)
     job["error"] = {"code": models.CODE_CANCELLED, "message": "CANCELED"}
     models.set_state(job, models.CANCELLED)
+
+
+def _fail_unless_done(job: Resource, message: str) -> None:
+    if not models.is_terminal(job):
+        models.end_open_tasks(job, models.TASK_FAILED)
+        _fail(job, message)
 
 
 def _fail(job: Resource, message: str) -> None:

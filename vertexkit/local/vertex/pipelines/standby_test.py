@@ -5,6 +5,7 @@ the real SDK submitting a real compiled pipeline)."""
 
 import os
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -97,3 +98,26 @@ def test_stopping_the_cloud_ends_an_unused_standby(tmp_path) -> None:
 
 def test_a_cloud_without_a_standby_keeps_none(local_cloud) -> None:
     assert local_cloud.vertex.backend.driver_standby.waiting() is None
+
+
+def test_ten_runs_in_a_row_each_start_and_end(standby_cloud, tmp_path) -> None:
+    """Issue 24's hang (the second of two back-to-back `run()` calls PENDING for 300 s, no
+    driver): ten `PipelineJob.run()` in a row, the first in the standby driver, each must end
+    SUCCEEDED. Each gets its own job ID: the SDK's default is the pipeline's name and the time
+    to the second, so two runs started within one second collide (409, as on Vertex)."""
+    template = tmp_path / "one_step.yaml"
+    compiler.Compiler().compile(one_step, str(template))
+    standby_cloud.context().init_aiplatform(service_account=SERVICE_ACCOUNT)
+    for index in range(10):
+        job = aiplatform.PipelineJob(
+            display_name="in-a-row",
+            template_path=str(template),
+            pipeline_root=f"gs://standby-{uuid.uuid4().hex[:12]}/root",
+            job_id=f"in-a-row-{index}-{uuid.uuid4().hex[:8]}",
+            enable_caching=index % 2 == 1,  # every other run served from the cache: fast
+        )
+        running = threading.Thread(target=job.run, daemon=True)  # a hang fails, not hangs
+        running.start()
+        running.join(120)
+        state = aiplatform.PipelineJob.get(job.resource_name).state.name
+        assert state == "PIPELINE_STATE_SUCCEEDED", f"run {index}: {state}"
