@@ -255,14 +255,13 @@ def test_view_update_with_schema_descriptions(client: bigquery.Client, dataset: 
 
 
 # -- 8. GEOGRAPHY ---------------------------------------------------------------------------------
-def test_geography_refused_not_answered_as_string(client: bigquery.Client, dataset: str) -> None:
+def test_geography_is_typed_geography_never_string(client: bigquery.Client, dataset: str) -> None:
     # BigQuery answers a GEOGRAPHY column's schema as type GEOGRAPHY (reference
-    # TableFieldSchema.type); the local BigQuery has no such type, so it refuses, never STRING.
+    # TableFieldSchema.type), never STRING; tests/bigquery_geography_test.py has the values.
     spec = bigquery.Table(f"{dataset}.geo", schema=[bigquery.SchemaField("g", "GEOGRAPHY")])
-    with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
-        client.create_table(spec)
-    with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
-        client.query(f"CREATE TABLE `{dataset}.geo2` (g GEOGRAPHY)").result()
+    assert client.create_table(spec).schema[0].field_type == "GEOGRAPHY"
+    client.query(f"CREATE TABLE `{dataset}.geo2` (g GEOGRAPHY)").result()
+    assert client.get_table(f"{dataset}.geo2").schema[0].field_type == "GEOGRAPHY"
     with pytest.raises(exceptions.BadRequest, match="GEOGRAPHY"):
         client.query("SELECT CAST('POINT(1 2)' AS GEOGRAPHY) AS g").result()
 

@@ -95,6 +95,12 @@ HLL_COUNT = """
     HLL_COUNT.EXTRACT HLL_COUNT.INIT HLL_COUNT.MERGE HLL_COUNT.MERGE_PARTIAL
 """
 
+# Honoured by geography.py; every other ST_ function is refused by name (sql.py).
+GEOGRAPHY = """
+    ST_AREA ST_ASTEXT ST_CONTAINS ST_DISTANCE ST_DWITHIN ST_GEOGFROMGEOJSON ST_GEOGFROMTEXT
+    ST_GEOGPOINT ST_INTERSECTS ST_LENGTH ST_X ST_Y
+"""
+
 FAMILIES: dict[str, str] = {
     "aggregate": AGGREGATE,
     "approximate aggregate": APPROXIMATE_AGGREGATE,
@@ -114,6 +120,7 @@ FAMILIES: dict[str, str] = {
     "utility": UTILITY,
     "net": NET,
     "HyperLogLog++": HLL_COUNT,
+    "geography": GEOGRAPHY,
 }
 
 GOOGLESQL_FUNCTIONS: frozenset[str] = frozenset(

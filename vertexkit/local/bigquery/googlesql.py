@@ -18,7 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import functions, json_udfs, udfs
+from vertexkit.local.bigquery import functions, geography, json_udfs, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -41,6 +41,8 @@ CONVERSION_MACROS = {
         ELSE TRY_CAST(x AS BIGINT) END""",
     # FLOAT64 -> STRING has no '.0' on whole numbers; NUMERIC -> STRING no trailing zeros.
     "bq_string(x)": """CASE
+        WHEN typeof(x) = 'GEOMETRY' THEN error('not supported by the local BigQuery: CAST of a '
+            || 'GEOGRAPHY to STRING (use ST_ASTEXT)')
         WHEN typeof(x) IN ('DOUBLE', 'FLOAT')
             THEN regexp_replace(TRY_CAST(x AS VARCHAR), '\\.0$', '')
         WHEN typeof(x) LIKE 'DECIMAL%'
@@ -159,6 +161,7 @@ def install_macros(connection: duckdb.DuckDBPyConnection) -> None:
     )
     udfs.install(connection, udfs.UDFS)
     udfs.install(connection, json_udfs.UDFS)
+    udfs.install(connection, geography.UDFS)
 
 
 def instr(source: str, search: str, position: int, occurrence: int) -> int:
@@ -681,8 +684,61 @@ HLL_COUNT = {
 }
 
 
+# -- GEOGRAPHY (geography.py) ---------------------------------------------------------------------
+# name -> (arguments, BigQuery's signature); a trailing `use_spheroid` is taken where BigQuery
+# takes it, and only as FALSE (its default): TRUE measures on the WGS84 spheroid.
+GEOGRAPHY_SIGNATURES = {
+    "ST_GEOGPOINT": (2, "ST_GEOGPOINT(FLOAT64, FLOAT64)"),
+    "ST_GEOGFROMTEXT": (1, "ST_GEOGFROMTEXT(STRING)"),
+    "ST_GEOGFROMGEOJSON": (1, "ST_GEOGFROMGEOJSON(STRING)"),
+    "ST_ASTEXT": (1, "ST_ASTEXT(GEOGRAPHY)"),
+    "ST_X": (1, "ST_X(GEOGRAPHY)"),
+    "ST_Y": (1, "ST_Y(GEOGRAPHY)"),
+    "ST_DISTANCE": (2, "ST_DISTANCE(GEOGRAPHY, GEOGRAPHY[, BOOL])"),
+    "ST_DWITHIN": (3, "ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64[, BOOL])"),
+    "ST_CONTAINS": (2, "ST_CONTAINS(GEOGRAPHY, GEOGRAPHY)"),
+    "ST_INTERSECTS": (2, "ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY)"),
+    "ST_AREA": (1, "ST_AREA(GEOGRAPHY[, BOOL])"),
+    "ST_LENGTH": (1, "ST_LENGTH(GEOGRAPHY[, BOOL])"),
+}
+USE_SPHEROID = {"ST_DISTANCE", "ST_DWITHIN", "ST_AREA", "ST_LENGTH"}
+
+
+def _geography_call(name: str) -> Callable[[exp.Expression], exp.Expression]:
+    count, signature = GEOGRAPHY_SIGNATURES[name]
+
+    def rewrite_call(node: exp.Expression) -> exp.Expression:
+        arguments = list(node.expressions) if isinstance(node, exp.Anonymous) else [
+            node.this, node.expression, *([node.args["use_spheroid"]]
+                                          if node.args.get("use_spheroid") else [])]  # fmt: skip
+        for argument in arguments:
+            if isinstance(argument, exp.Kwarg):  # oriented =>, planar =>, make_valid =>
+                raise not_supported(f"{name} with {argument.this.name} =>")
+        if name in USE_SPHEROID and len(arguments) == count + 1:
+            _use_spheroid(name, arguments.pop())
+        if len(arguments) != count:
+            raise QueryError(
+                f"No matching signature for function {name}. Supported signature: {signature}"
+            )
+        return call(f"bq_{name.lower()}", *arguments)
+
+    return rewrite_call
+
+
+def _use_spheroid(name: str, flag: exp.Expression) -> None:
+    if isinstance(flag, exp.Boolean) and not flag.this:
+        return
+    if name == "ST_DISTANCE":
+        raise not_supported("ST_DISTANCE with use_spheroid (the WGS84 spheroid)")
+    raise QueryError(f"{name}: use_spheroid supports only the value FALSE")
+
+
+GEOGRAPHY = {name: _geography_call(name) for name in GEOGRAPHY_SIGNATURES}
+
+
 ANONYMOUS = {
     "IEEE_DIVIDE": lambda n: call("bq_ieee_divide", *n.expressions),
+    **GEOGRAPHY,
     **{f"NET.{name}": _net_call(name) for name in NET_FUNCTIONS},
     **HLL_COUNT,
 }
@@ -872,6 +928,8 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.LaxInt64: _json_conversion("LAX_INT64"),
     exp.LaxFloat64: _json_conversion("LAX_FLOAT64"),
     exp.LaxString: _json_conversion("LAX_STRING"),
+    # geography
+    exp.StDistance: GEOGRAPHY["ST_DISTANCE"],
     # SAFE.
     exp.SafeFunc: _safe_prefix,
     exp.Anonymous: _anonymous,

@@ -22,6 +22,7 @@ import duckdb
 
 from vertexkit.local.bigquery import (
     billing,
+    geography,
     information_schema,
     partitioning,
     routine_ddl,
@@ -336,7 +337,7 @@ class JobRunner:
         SELECT has no effects, so a second run is only time)."""
         cur.complete()  # a catalog check's fetchone() may have left its result unread
         relation = cur.sql(f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}", params=params)
-        table = relation.to_arrow_table()
+        table = geography.text_columns(relation.to_arrow_table())
         if table.num_rows > SMALL_ROWS or table.nbytes > SMALL_BYTES:
             return None
         column = null_element_column(table)
@@ -782,6 +783,20 @@ def _split_gs_uri(uri: str) -> tuple[str, str]:
 
 
 def _reader_sql(
+    files: list[Path], source_format: str, config: dict, fields: list[dict] | None
+) -> str:
+    """The files' rows in the load's schema; GEOGRAPHY columns are read as text and parsed
+    (WKT or GeoJSON, normalized as ST_GEOGFROMTEXT normalizes) by geography.py."""
+    places = [f["name"] for f in fields or [] if str(f.get("type", "")).upper() == "GEOGRAPHY"]
+    if not places:
+        return _typed_reader_sql(files, source_format, config, fields)
+    texts = [{**f, "type": "STRING"} if f["name"] in places else f for f in fields or []]
+    inner = _typed_reader_sql(files, source_format, config, texts)
+    parsed = ", ".join(f"bq_geography_from_load({quote(name)}) AS {quote(name)}" for name in places)
+    return f"SELECT * REPLACE ({parsed}) FROM ({inner})"
+
+
+def _typed_reader_sql(
     files: list[Path], source_format: str, config: dict, fields: list[dict] | None
 ) -> str:
     paths = "[" + ", ".join(quote_literal(str(path)) for path in files) + "]"

@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 from vertexkit.local.bigquery.query_error import not_supported
 from vertexkit.local.bigquery.sql import (
     BIGNUMERIC_TYPE,
-    GEOGRAPHY_REFUSED,
     NUMERIC_TYPE,
     QueryError,
 )
@@ -41,6 +40,7 @@ SCALAR_TO_DUCKDB = {
     "TIME": "TIME",
     "TIMESTAMP": "TIMESTAMPTZ",
     "JSON": "JSON",
+    "GEOGRAPHY": "GEOMETRY",  # WKB in DuckDB's GEOMETRY: geography.py
 }
 CANONICAL_TYPE = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "STRUCT": "RECORD"}
 DUCKDB_TO_BIGQUERY = {
@@ -82,8 +82,6 @@ def field_to_duckdb(field: dict[str, Any]) -> str:
             )
         inner = ", ".join(f"{quote(child['name'])} {field_to_duckdb(child)}" for child in children)
         base = f"STRUCT({inner})"
-    elif kind == "GEOGRAPHY":
-        raise not_supported(f"field {field.get('name')}: {GEOGRAPHY_REFUSED}")
     elif kind in SCALAR_TO_DUCKDB:
         base = SCALAR_TO_DUCKDB[kind]
     else:
@@ -114,11 +112,14 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
     """A DuckDB column -> a BigQuery schema field."""
     mode = "NULLABLE" if nullable else "REQUIRED"
     if kind.id == "list":
+        _refuse_nested_geography(name, kind.children[0][1])
         child = duckdb_to_field(name, kind.children[0][1])
         if child.get("mode") == "REPEATED":
             raise QueryError(f"Column {name}: arrays of arrays are not allowed in BigQuery")
         return {**child, "mode": "REPEATED"}
     if kind.id == "struct":
+        for child, sub in kind.children:
+            _refuse_nested_geography(f"{name}.{child}", sub)
         fields = [duckdb_to_field(child, sub) for child, sub in kind.children]
         return {"name": name, "type": "RECORD", "mode": mode, "fields": fields}
     if kind.id == "decimal":
@@ -131,12 +132,21 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
         return {"name": name, "type": "INTEGER", "mode": mode}
     if str(kind) == "JSON":
         return {"name": name, "type": "JSON", "mode": mode}
+    if kind.id == "geometry":
+        return {"name": name, "type": "GEOGRAPHY", "mode": mode}
     bq_type = DUCKDB_TO_BIGQUERY.get(kind.id)
     if kind.id == "interval":
         raise not_supported("INTERVAL values in a result")
     if bq_type is None:
         raise QueryError(f"Column {name} has type {kind}, which BigQuery has no equivalent for")
     return {"name": name, "type": bq_type, "mode": mode}
+
+
+def _refuse_nested_geography(name: str, kind: duckdb.typing.DuckDBPyType) -> None:
+    # Values leave as WKT text column by column (geography.text_columns); a GEOGRAPHY inside
+    # an ARRAY or STRUCT would leave as WKB bytes.
+    if kind.id == "geometry":
+        raise not_supported(f"GEOGRAPHY inside an ARRAY or STRUCT (column {name})")
 
 
 def quote(name: str) -> str:

@@ -107,9 +107,6 @@ def quote_literal(value: str) -> str:
 
 
 ColumnTypes = Callable[["TableName"], dict[str, str]]
-# Text in a STRING column would come back typed STRING, not GEOGRAPHY: a different answer in
-# silence, so the type is refused by name.
-GEOGRAPHY_REFUSED = "the GEOGRAPHY type (no spatial types locally; keep WKT text in a STRING)"
 
 
 # Translations of statements outside scripts, by (text, project, default dataset): parsing and
@@ -435,8 +432,9 @@ def _refuse_unsupported(statement: exp.Expression) -> None:
         kind = str(statement.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
             raise not_supported(f"DROP {kind}")
-    if any(kind.this == exp.DataType.Type.GEOGRAPHY for kind in statement.find_all(exp.DataType)):
-        raise not_supported(GEOGRAPHY_REFUSED)
+    for cast in statement.find_all(exp.Cast):
+        if cast.to.this == exp.DataType.Type.GEOGRAPHY:  # BigQuery: GEOGRAPHY from GEOGRAPHY only
+            raise not_supported("CAST to GEOGRAPHY (use ST_GEOGFROMTEXT)")
     try:
         text = statement.sql(dialect="bigquery")
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
@@ -456,12 +454,16 @@ def _refuse_unknown_functions(statement: exp.Expression, own: set[str]) -> None:
         if isinstance(node, exp.Anonymous) and _is_qualified_call(node):
             continue  # a routine's macro (_call_routines): the job checks that it exists
         name = _function_name(node)
-        if name and (name.upper() in NOT_SUPPORTED or name.upper().startswith("ST_")):
-            raise not_supported(name.upper())  # ST_*: GEOGRAPHY functions
+        if name and (name.upper() in NOT_SUPPORTED or _unserved_geography(name.upper())):
+            raise not_supported(name.upper())  # ST_*: the GEOGRAPHY functions geography.py lacks
         if name and name.upper() not in GOOGLESQL_FUNCTIONS:
             raise QueryError(f"Function not found: {name}")
         if name:
             _refuse_missing_arguments(node, name.upper())
+
+
+def _unserved_geography(name: str) -> bool:
+    return name.startswith("ST_") and name not in GOOGLESQL_FUNCTIONS
 
 
 def _refuse_missing_arguments(node: exp.Func, name: str) -> None:
@@ -541,6 +543,8 @@ def _fix_types(statement: exp.Expression) -> None:
             data_type.replace(exp.DataType.build(NUMERIC_TYPE, dialect="duckdb"))
         elif data_type.this == exp.DataType.Type.BIGDECIMAL:
             data_type.replace(exp.DataType.build(BIGNUMERIC_TYPE, dialect="duckdb"))
+        elif data_type.this == exp.DataType.Type.GEOGRAPHY:  # stored as DuckDB's GEOMETRY
+            data_type.replace(exp.DataType.build("GEOMETRY", dialect="duckdb"))
 
 
 def _inside_type_literal(literal: exp.Literal) -> bool:

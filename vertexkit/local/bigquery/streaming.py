@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from vertexkit.local.bigquery import geography
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.sql import TableName
 
@@ -93,7 +94,7 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "TIME": lambda v: datetime.time.fromisoformat(str(v)),
     "TIMESTAMP": _timestamp,
     "JSON": lambda v: v if isinstance(v, str) else json.dumps(v),
-    "GEOGRAPHY": _string,
+    "GEOGRAPHY": geography.canonical_text,
 }
 TYPE_WORDS = {
     "INTEGER": "integer",

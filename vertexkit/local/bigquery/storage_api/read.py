@@ -25,6 +25,7 @@ import grpc
 import pyarrow as pa
 from google.cloud.bigquery_storage_v1 import types
 
+from vertexkit.local.bigquery import geography
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.responses import LOCATION
 from vertexkit.local.bigquery.sql import TableName, quote_identifier, translate
@@ -240,7 +241,7 @@ def _rows(warehouse: Any, sql: str) -> pa.Table:
     last result (the catalog's look-ups) is unfinished."""
     cur = warehouse.cursor()
     try:
-        return cur.sql(sql).to_arrow_table()
+        return geography.text_columns(cur.sql(sql).to_arrow_table())
     except Exception as error:  # duckdb.Error: a restriction DuckDB rejects at run time
         raise invalid("read_session.read_options.row_restriction", str(error)) from error
     finally:
