@@ -52,10 +52,14 @@ def test_a_tensorboard_s_encryption_key_is_noted_in_its_create_operation(
     # secured by this key." Nothing is encrypted locally: said once, in the operation.
     client = cloud_context._gapic(aiplatform_v1.TensorboardServiceClient)
     key = "projects/p/locations/us-central1/keyRings/r/cryptoKeys/k"
-    tensorboard = aiplatform_v1.Tensorboard(display_name="keyed", encryption_spec={"kms_key_name": key})
+    tensorboard = aiplatform_v1.Tensorboard(
+        display_name="keyed", encryption_spec={"kms_key_name": key}
+    )
     operation = client.create_tensorboard(parent=cloud_context.parent, tensorboard=tensorboard)
     operation.result(timeout=30)
-    assert any(n.startswith("tensorboard.encryptionSpec: no local effect") for n in notes_of(operation))
+    assert any(
+        n.startswith("tensorboard.encryptionSpec: no local effect") for n in notes_of(operation)
+    )
     plain = client.create_tensorboard(
         parent=cloud_context.parent, tensorboard=aiplatform_v1.Tensorboard(display_name="plain")
     )
@@ -80,23 +84,48 @@ def test_a_metadata_store_s_dataplex_lineage_is_noted(cloud_context: CloudContex
 
 # -- etags: read-modify-write ------------------------------------------------------------------
 def test_a_stale_etag_is_aborted_and_the_current_one_updates(cloud_context: CloudContext) -> None:
-    # Context.etag (REST reference): "An eTag used to perform consistent read-modify-write
+    # Tensorboard.etag (REST reference): "Used to perform a consistent read-modify-write
     # updates. If not set, a blind "overwrite" update happens."
+    client = cloud_context._gapic(aiplatform_v1.TensorboardServiceClient)
+    board = client.create_tensorboard(
+        parent=cloud_context.parent, tensorboard=aiplatform_v1.Tensorboard(display_name="etagged")
+    ).result()
+    mask = {"paths": ["description"]}
+    stale = aiplatform_v1.Tensorboard(name=board.name, description="late", etag="not-the-etag")
+    with pytest.raises(exceptions.Conflict, match="etag"):
+        client.update_tensorboard(tensorboard=stale, update_mask=mask).result()
+    assert client.get_tensorboard(name=board.name).description == ""
+    fresh = aiplatform_v1.Tensorboard(name=board.name, description="now", etag=board.etag)
+    updated = client.update_tensorboard(tensorboard=fresh, update_mask=mask).result()
+    assert updated.description == "now" and updated.etag != board.etag
+    blind = aiplatform_v1.Tensorboard(name=board.name, description="blind")
+    assert (
+        client.update_tensorboard(tensorboard=blind, update_mask=mask).result().description
+        == "blind"
+    )
+
+
+def test_a_metadata_context_takes_an_etag_read_before_another_update(
+    cloud_context: CloudContext,
+) -> None:
+    """Google's system test (python-aiplatform tests/system/aiplatform/test_experiments.py,
+    test_delete_backing_tensorboard_experiment_run_success, vendored in tests/google_system)
+    updates an experiment's context through an SDK object whose etag predates another update,
+    and passes against Vertex: metadata nodes take it, and each update gets a new etag."""
     client = cloud_context._gapic(aiplatform_v1.MetadataServiceClient)
     store = f"{cloud_context.parent}/metadataStores/default"
     context = client.create_context(
         parent=store,
         context=aiplatform_v1.Context(display_name="etagged", schema_title="system.ContextType"),
     )
-    stale = aiplatform_v1.Context(name=context.name, description="late", etag="not-the-etag")
-    with pytest.raises(exceptions.Conflict, match="etag"):
-        client.update_context(context=stale, update_mask={"paths": ["description"]})
-    assert client.get_context(name=context.name).description == ""
-    fresh = aiplatform_v1.Context(name=context.name, description="now", etag=context.etag)
-    updated = client.update_context(context=fresh, update_mask={"paths": ["description"]})
-    assert updated.description == "now" and updated.etag != context.etag
-    blind = aiplatform_v1.Context(name=context.name, description="blind")
-    assert client.update_context(context=blind, update_mask={"paths": ["description"]}).description == "blind"
+    mask = {"paths": ["description"]}
+    first = client.update_context(
+        context=aiplatform_v1.Context(name=context.name, description="first", etag=context.etag),
+        update_mask=mask,
+    )
+    late = aiplatform_v1.Context(name=context.name, description="late", etag=context.etag)
+    updated = client.update_context(context=late, update_mask=mask)
+    assert updated.description == "late" and updated.etag not in (context.etag, first.etag)
 
 
 # -- pipeline jobs ----------------------------------------------------------------------------
@@ -146,7 +175,8 @@ def test_pipeline_job_notes_go_to_its_job_log(
     body = pipeline_job(pipeline_spec, {"parameterValues": {"x": 2}}, preflightValidations=True,
                         reservedIpRanges=["vertex-range"], templateUri=template)  # fmt: skip
     job = client.create_pipeline_job(
-        parent=cloud_context.parent, pipeline_job=aiplatform_v1.PipelineJob.from_json(json.dumps(body))
+        parent=cloud_context.parent,
+        pipeline_job=aiplatform_v1.PipelineJob.from_json(json.dumps(body)),
     )
     area = next(a for a in local_cloud.vertex.areas if isinstance(a, PipelinesArea))
     log = (area.runner.jobs_home / job.name.rsplit("/", 1)[1] / "job.log").read_text()
@@ -164,9 +194,15 @@ def test_a_batch_job_with_an_unmanaged_container_model_is_refused(
     client = cloud_context._gapic(aiplatform_v1.JobServiceClient)
     job = aiplatform_v1.BatchPredictionJob(
         display_name="unmanaged",
-        unmanaged_container_model={"artifact_uri": "gs://b/model", "container_spec": {"image_uri": "x"}},
+        unmanaged_container_model={
+            "artifact_uri": "gs://b/model",
+            "container_spec": {"image_uri": "x"},
+        },
         input_config={"instances_format": "jsonl", "gcs_source": {"uris": ["gs://b/in.jsonl"]}},
-        output_config={"predictions_format": "jsonl", "gcs_destination": {"output_uri_prefix": "gs://b/out"}},
+        output_config={
+            "predictions_format": "jsonl",
+            "gcs_destination": {"output_uri_prefix": "gs://b/out"},
+        },
     )
     with pytest.raises(exceptions.BadRequest, match="unmanagedContainerModel"):
         client.create_batch_prediction_job(parent=cloud_context.parent, batch_prediction_job=job)
@@ -178,8 +214,12 @@ def test_a_tuning_job_with_a_safety_metric_is_refused(cloud_context: CloudContex
     # the metric will be a safety metric." The local optimiser has no safe search.
     client = cloud_context._gapic(aiplatform_v1.JobServiceClient)
     spec = aiplatform_v1.StudySpec(
-        metrics=[{"metric_id": "loss", "goal": "MINIMIZE", "safety_config": {"safety_threshold": 1.0}}],
-        parameters=[{"parameter_id": "lr", "double_value_spec": {"min_value": 0.1, "max_value": 1.0}}],
+        metrics=[
+            {"metric_id": "loss", "goal": "MINIMIZE", "safety_config": {"safety_threshold": 1.0}}
+        ],
+        parameters=[
+            {"parameter_id": "lr", "double_value_spec": {"min_value": 0.1, "max_value": 1.0}}
+        ],
     )
     job = aiplatform_v1.HyperparameterTuningJob(
         display_name="safe", study_spec=spec, max_trial_count=1, parallel_trial_count=1,
@@ -187,7 +227,9 @@ def test_a_tuning_job_with_a_safety_metric_is_refused(cloud_context: CloudContex
                                                "container_spec": {"image_uri": "python:3.11"}}]},
     )  # fmt: skip
     with pytest.raises(exceptions.BadRequest, match=r"metrics\[0\]\.safetyConfig"):
-        client.create_hyperparameter_tuning_job(parent=cloud_context.parent, hyperparameter_tuning_job=job)
+        client.create_hyperparameter_tuning_job(
+            parent=cloud_context.parent, hyperparameter_tuning_job=job
+        )
     assert list(client.list_hyperparameter_tuning_jobs(parent=cloud_context.parent)) == []
 
 
@@ -204,9 +246,12 @@ def test_a_study_s_first_trial_tries_the_default_values(cloud_context: CloudCont
         ],
     )  # fmt: skip
     study = vizier.create_study(
-        parent=cloud_context.parent, study=aiplatform_v1.Study(display_name="defaults", study_spec=spec)
+        parent=cloud_context.parent,
+        study=aiplatform_v1.Study(display_name="defaults", study_spec=spec),
     )
-    request = aiplatform_v1.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="c")
+    request = aiplatform_v1.SuggestTrialsRequest(
+        parent=study.name, suggestion_count=1, client_id="c"
+    )
     trial = vizier.suggest_trials(request=request).result(timeout=30).trials[0]
     assert {p.parameter_id: p.value for p in trial.parameters} == {"x": 2.5, "k": "c"}
 
@@ -241,7 +286,6 @@ def test_a_persistent_resource_s_ip_ranges_are_noted(cloud_context: CloudContext
                for n in notes_of(operation))  # fmt: skip
 
 
-
 def test_metadata_fields_are_stored_and_answered_back(cloud_context: CloudContext) -> None:
     # Artifact.uri/state/metadata, Execution.state/metadata, Context.metadata (REST reference:
     # each describes the node; Vertex keeps what was sent). A name in the body is not the
@@ -252,7 +296,11 @@ def test_metadata_fields_are_stored_and_answered_back(cloud_context: CloudContex
         schema_title="system.Dataset", uri="gs://b/data.csv", state="LIVE",
         metadata={"rows": 3.0, "source": "test"}))  # fmt: skip
     got = client.get_artifact(name=artifact.name)
-    assert (got.uri, got.state.name, dict(got.metadata)) == ("gs://b/data.csv", "LIVE", {"rows": 3.0, "source": "test"})
+    assert (got.uri, got.state.name, dict(got.metadata)) == (
+        "gs://b/data.csv",
+        "LIVE",
+        {"rows": 3.0, "source": "test"},
+    )
     execution = client.create_execution(parent=store, execution=aiplatform_v1.Execution(
         schema_title="system.ContainerExecution", state="RUNNING", metadata={"step": 1.0}))  # fmt: skip
     got_execution = client.get_execution(name=execution.name)
@@ -264,4 +312,7 @@ def test_metadata_fields_are_stored_and_answered_back(cloud_context: CloudContex
     schema = client.create_metadata_schema(parent=store, metadata_schema=aiplatform_v1.MetadataSchema(
         schema_version="0.0.1", schema="title: test.Thing\ntype: object\n", schema_type="ARTIFACT_TYPE"))  # fmt: skip
     got_schema = client.get_metadata_schema(name=schema.name)
-    assert (got_schema.schema, got_schema.schema_type.name) == ("title: test.Thing\ntype: object\n", "ARTIFACT_TYPE")
+    assert (got_schema.schema, got_schema.schema_type.name) == (
+        "title: test.Thing\ntype: object\n",
+        "ARTIFACT_TYPE",
+    )

@@ -77,6 +77,7 @@ OWN: dict[tuple[str, str], Disposition] = {
     ("BatchPredictionJob", "explanation_spec"): honoured("merged over the model's (registry/explain.py merged_spec)"),
 }
 NOTED_JOB = "noted once in the job log (training/dispositions.py)"
+METADATA_ETAG = "a new one on every update, a stale one accepted as Vertex accepts it (Google's system test updates an experiment context with an etag read before another update: core/recipe.py checks_etag)"
 ETAG = "compared on update, a stale one is 409 ABORTED (core/fields.py check_etag); a create ignores it, as for any new resource"
 ASSIGNED = "the server names the resource (its ID parameter or a new ID), as Vertex does: a name in the body is replaced"
 STORED = "stored and answered back on get/list, as Vertex does; it only describes the resource"
@@ -140,7 +141,8 @@ REST: dict[tuple[str, str], Disposition] = {
     # -- metadata, datasets, tensorboards: the recipe's standard methods
     **{(kind, "etag"): honoured(ETAG) for kind in (
         "Endpoint", "Dataset", "DatasetVersion", "Tensorboard", "TensorboardExperiment",
-        "TensorboardRun", "TensorboardTimeSeries", "Context", "Artifact", "Execution")},
+        "TensorboardRun", "TensorboardTimeSeries")},
+    **{(kind, "etag"): honoured(METADATA_ETAG) for kind in ("Context", "Artifact", "Execution")},
     **{(kind, "name"): honoured(ASSIGNED) for kind in (
         "Schedule", "PersistentResource", "DeploymentResourcePool", "Context")},
     **{(kind, field): honoured(STORED) for kind, field in (

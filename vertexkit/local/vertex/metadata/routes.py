@@ -37,11 +37,12 @@ STORE = f"{LOCATION}/{STORES}/{{store}}"
 DEFAULT_STORE = "default"
 KINDS = {
     "contexts": Recipe("metadataContexts", "Context", aiplatform_v1.Context, "contextId",
-                     METADATA_ID, "contexts", validate_metadata_node),
+                     METADATA_ID, "contexts", validate_metadata_node, checks_etag=False),
     "artifacts": Recipe("metadataArtifacts", "Artifact", aiplatform_v1.Artifact, "artifactId",
-                      METADATA_ID, "artifacts", validate_metadata_node),
+                      METADATA_ID, "artifacts", validate_metadata_node, checks_etag=False),
     "executions": Recipe("metadataExecutions", "Execution", aiplatform_v1.Execution,
-                       "executionId", METADATA_ID, "executions", validate_metadata_node),
+                       "executionId", METADATA_ID, "executions", validate_metadata_node,
+                       checks_etag=False),
 }  # fmt: skip
 
 

@@ -43,6 +43,7 @@ EXPERIMENT = f"{TENSORBOARD}/experiments/{{experiment}}"
 TENSORBOARDS = Recipe(
     "tensorboards", "Tensorboard", aiplatform_v1.Tensorboard, "tensorboardId", TENSORBOARD_ID,
     "tensorboards", validate_tensorboard, "CreateTensorboardOperationMetadata",
+    update_operation="UpdateTensorboardOperationMetadata",
     children=("tensorboardExperiments", "tensorboardRuns", "tensorboardTimeSeries"),
     notes=lambda body: fields.notes(body, fields.TENSORBOARD_NOTES, "tensorboard"),
 )  # fmt: skip
