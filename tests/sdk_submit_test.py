@@ -16,8 +16,10 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform
+from google.cloud.aiplatform import initializer
 from kfp import compiler, dsl
 
 from vertexkit.local import LocalCloud
@@ -35,8 +37,11 @@ def submit_pipeline(x: int = 1) -> int:
 
 
 def test_submit_asks_the_local_resource_manager_not_google_s(
-    local_cloud: LocalCloud, tmp_path: Path
+    local_cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # No service account: another test in this process may have set one with aiplatform.init,
+    # which keeps it, and the SDK then grants that account instead of the default compute one.
+    monkeypatch.setattr(initializer.global_config, "_service_account", None)
     template = tmp_path / "submit.yaml"
     compiler.Compiler().compile(submit_pipeline, str(template))
     context = local_cloud.context()

@@ -58,6 +58,9 @@ FREE_FORM_KEYS = frozenset({
 # Value only on DataLabelingJob, not served here); a training pipeline's `trainingTaskMetadata`
 # is Vertex's own output (`backingCustomJob` named by number).
 WALKED_KEYS = frozenset({"inputs", "trainingTaskMetadata"})
+# Maps of messages keyed by the user's names: a pipeline task's `inputs` and `outputs`
+# (PipelineTaskDetail: map<string, ArtifactList>), whose artifacts Vertex names by number.
+MESSAGE_MAPS = frozenset({"inputs", "outputs"})
 # Strings a user writes as text or as a process's command line, given back as written.
 TEXT_KEYS = frozenset({"displayName", "description", "command", "env"})
 KEPT_KEYS = (FREE_FORM_KEYS - WALKED_KEYS) | TEXT_KEYS
@@ -109,13 +112,19 @@ def _renamed(value: Any, rename: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return rename(value) if "projects/" in value else value
     if isinstance(value, dict):
-        return {
-            key: item if key in KEPT_KEYS and not _is_any(item) else _renamed(item, rename)
-            for key, item in value.items()
-        }
+        return {key: _renamed_field(key, item, rename) for key, item in value.items()}
     if isinstance(value, list):
         return [_renamed(item, rename) for item in value]
     return value
+
+
+def _renamed_field(key: str, item: Any, rename: Callable[[str], str]) -> Any:
+    if key in MESSAGE_MAPS and isinstance(item, dict):
+        # the map's keys are the user's own names (an output called `metrics`), not fields
+        return {name: _renamed(entry, rename) for name, entry in item.items()}
+    if key in KEPT_KEYS and not _is_any(item):
+        return item
+    return _renamed(item, rename)
 
 
 def _is_any(value: Any) -> bool:

@@ -89,6 +89,21 @@ def test_an_operation_s_any_is_walked_though_its_key_is_free_form_elsewhere() ->
     assert answer["name"].startswith("projects/local-project/")  # the store's object untouched
 
 
+def test_a_task_output_named_like_a_free_form_field_is_still_a_named_artifact() -> None:
+    """PipelineTaskDetail.outputs is map<string, ArtifactList>: its keys are the component's
+    output names (`metrics`, `metadata`...), and the artifacts under them are named by number
+    (recorded traffic, k8s-config-connector `vertexaipipelinejob-maximal/_http.log`), while
+    each artifact's own `metadata` Struct stays as written."""
+    project_names = names.ProjectNames(["local-project"])
+    number = project_number("local-project")
+    artifact = "projects/local-project/locations/us-central1/metadataStores/default/artifacts/7"
+    task = {"outputs": {"metrics": {"artifacts": [
+        {"name": artifact, "metadata": {"source": "projects/local-project/x"}}]}}}  # fmt: skip
+    [named] = project_names.outward(task)["outputs"]["metrics"]["artifacts"]
+    assert named["name"] == artifact.replace("local-project", number)
+    assert named["metadata"] == {"source": "projects/local-project/x"}
+
+
 def test_the_free_form_keys_are_those_of_the_aiplatform_v1_descriptors() -> None:
     """FREE_FORM_KEYS is generated: a new Struct/Value/map field in a new aiplatform_v1 fails
     here until it is listed."""
