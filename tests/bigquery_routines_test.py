@@ -179,8 +179,8 @@ def test_bad_routines_are_refused_before_anything_is_stored(
     bad_body = Routine(f"{base}.bad", type_="SCALAR_FUNCTION", body="no_such_column + 1")
     with pytest.raises(exceptions.BadRequest):
         client.create_routine(bad_body)
-    with pytest.raises(exceptions.BadRequest, match="table functions"):
-        client.query_and_wait(f"CREATE TABLE FUNCTION {dataset}.t(x INT64) AS SELECT x")
+    with pytest.raises(exceptions.BadRequest, match="aggregate UDFs"):
+        client.query_and_wait(f"CREATE AGGREGATE FUNCTION {dataset}.t(x INT64) AS (SUM(x))")
     with pytest.raises(exceptions.BadRequest, match="JavaScript"):
         client.query_and_wait(
             f"CREATE FUNCTION {dataset}.j(x INT64) RETURNS INT64 LANGUAGE js AS 'return x'"

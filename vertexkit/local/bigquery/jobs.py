@@ -186,8 +186,7 @@ class JobRunner:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
                 self._check_partition_filters(cur, translation, str(query.get("query")))
-                for routine in translation.routines:
-                    routines.require(cur, routine)
+                routines.require_all(cur, translation)
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
                 fields = None
@@ -312,8 +311,7 @@ class JobRunner:
         for name in translation.read_tables:
             self.warehouse.require_table(cur, name)
         self._check_partition_filters(cur, translation, sql)
-        for routine in translation.routines:
-            routines.require(cur, routine)
+        routines.require_all(cur, translation)
         for ref in translation.information_schema:
             information_schema.register(self.warehouse, cur, ref)
 
@@ -383,8 +381,7 @@ class JobRunner:
         try:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
-            for routine in translation.routines:
-                routines.require(cur, routine)
+            routines.require_all(cur, translation)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
             cur.execute(f"SELECT * FROM ({translation.sql}) AS first_query LIMIT 0", params)

@@ -1,10 +1,14 @@
 """`CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] dataset.fn(x T, ...) [RETURNS T]
-[OPTIONS(description=...)] AS (expression)` and `DROP FUNCTION [IF EXISTS] dataset.fn` in a
-query: the same routines routines.insert and routines.delete make and remove (routines.py).
+[OPTIONS(description=...)] AS (expression)`, `CREATE [OR REPLACE] TABLE FUNCTION [IF NOT EXISTS]
+dataset.tvf(x T, ...) [RETURNS TABLE<c T, ...>] AS [(]SELECT ...[)]`, `DROP FUNCTION` and
+`DROP TABLE FUNCTION [IF EXISTS]` in a query: the same routines routines.insert and
+routines.delete make and remove (routines.py).
 https://cloud.google.com/bigquery/docs/reference/standard-sql/data-definition-language#create_function_statement
+https://cloud.google.com/bigquery/docs/reference/standard-sql/data-definition-language#create_table_function_statement
 
-JavaScript, remote, aggregate and table functions cannot run here and are refused by name;
-so is any OPTIONS entry but description, rather than kept without effect.
+JavaScript, remote and aggregate functions and table parameters (`t TABLE<...>`) cannot run
+here and are refused by name; so is any OPTIONS entry but description, rather than kept
+without effect.
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ from vertexkit.local.errors import ApiError
 FUNCTION_WORD = re.compile(r"\bFUNCTION\b", re.IGNORECASE)
 AGGREGATE = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?AGGREGATE\s+FUNCTION",
                        re.IGNORECASE)  # fmt: skip
-TABLE_FUNCTION = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+FUNCTION", re.IGNORECASE)
+TABLE_FUNCTION = re.compile(
+    r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?|DROP\s+)(TABLE\s+)FUNCTION\b", re.IGNORECASE
+)
+TABLE_PARAMETER = re.compile(r"\(\s*[^)]*\bTABLE\s*<", re.IGNORECASE)
+TABLE_KIND = "table_function"  # statement.meta key: the statement names a table function
 NO_STATISTICS = {"totalBytesProcessed": "0", "totalBytesBilled": "0", "cacheHit": False}
 
 
@@ -37,18 +45,33 @@ def parse(sql: str) -> exp.Expression | None:
         return None
     if AGGREGATE.match(sql):
         raise not_supported("aggregate UDFs (CREATE AGGREGATE FUNCTION)")
-    if TABLE_FUNCTION.match(sql):
-        raise not_supported("table functions (CREATE TABLE FUNCTION)")
+    table_function = TABLE_FUNCTION.match(sql)
+    if table_function:
+        # sqlglot reads `CREATE TABLE FUNCTION` as `CREATE FUNCTION` and not `DROP TABLE
+        # FUNCTION` at all: parse without the word, and remember it
+        sql = sql[: table_function.start(1)] + sql[table_function.end(1) :]
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
-    except ParseError:
+    except ParseError as error:
+        if table_function and TABLE_PARAMETER.search(sql.split(" AS ", 1)[0]):
+            raise not_supported("table function parameters of type TABLE<...>") from None
+        if table_function:
+            raise QueryError(f"Syntax error: {str(error).splitlines()[0]}") from None
         return None  # the translation reports the syntax error
     if len(statements) != 1 or not isinstance(statements[0], (exp.Create, exp.Drop)):
         return None
     statement = statements[0]
     if str(statement.args.get("kind") or "").upper() != "FUNCTION" or _temporary(statement):
         return None
+    statement.meta[TABLE_KIND] = bool(table_function)
     return statement
+
+
+def _kind_words(statement: exp.Expression) -> tuple[str, str, str]:
+    """(statementType suffix, routineType, the noun of its messages)."""
+    if statement.meta.get(TABLE_KIND):
+        return "TABLE_FUNCTION", routines.TABLE_FUNCTION, "Table function"
+    return "FUNCTION", "SCALAR_FUNCTION", "Function"
 
 
 def _temporary(statement: exp.Expression) -> bool:
@@ -101,12 +124,15 @@ def _drop(
     if len(tables) != 1:
         raise not_supported("DROP of several functions at once")
     name = _name(tables[0], project, default)
-    if routines.load(cur, name) is None:
+    kind, routine_type, noun = _kind_words(statement)
+    existing = routines.load(cur, name)
+    if existing is None or existing["routineType"] != routine_type:
+        # DROP FUNCTION does not drop a table function, nor DROP TABLE FUNCTION a scalar one
         if statement.args.get("exists"):
-            return _statistics("DROP_FUNCTION", "SKIP", name)
-        raise NotFound(f"Not found: Function {name.bigquery_id}")
+            return _statistics(f"DROP_{kind}", "SKIP", name)
+        raise NotFound(f"Not found: {noun} {name.bigquery_id}")
     routines.drop(cur, name)
-    return _statistics("DROP_FUNCTION", "DROP", name)
+    return _statistics(f"DROP_{kind}", "DROP", name)
 
 
 def _create(
@@ -120,32 +146,39 @@ def _create(
     if not isinstance(udf, exp.UserDefinedFunction):
         raise QueryError("Syntax error: expected CREATE FUNCTION name(arguments)")
     name = _name(udf.this, project, default)
+    kind, _, noun = _kind_words(statement)
     resource = _resource(statement, udf, name)
     existing = routines.load(cur, name)
     if existing is not None and statement.args.get("exists"):
-        return _statistics("CREATE_FUNCTION", "SKIP", name)
+        return _statistics(f"CREATE_{kind}", "SKIP", name)
     if existing is not None and not statement.args.get("replace"):
-        raise Duplicate(f"Already Exists: Function {name.bigquery_id}")
+        raise Duplicate(f"Already Exists: {noun} {name.bigquery_id}")
     try:
         routines.save(warehouse, cur, resource, existing, keep_created=False)
     except ApiError as error:  # a routine id the local BigQuery cannot call
         raise QueryError(error.message) from None
-    return _statistics("CREATE_FUNCTION", "REPLACE" if existing else "CREATE", name)
+    return _statistics(f"CREATE_{kind}", "REPLACE" if existing else "CREATE", name)
 
 
 def _resource(statement: exp.Create, udf: exp.UserDefinedFunction, name: TableName) -> dict:
+    table_function = bool(statement.meta.get(TABLE_KIND))
+    body = _query(statement.expression) if table_function else _body(statement.expression)
     resource = {
         "routineReference": {
             "projectId": name.project, "datasetId": name.dataset, "routineId": name.table,
         },
-        "routineType": "SCALAR_FUNCTION",
+        "routineType": routines.TABLE_FUNCTION if table_function else "SCALAR_FUNCTION",
         "language": "SQL",
         "arguments": [_argument(argument) for argument in udf.expressions],
-        "definitionBody": _body(statement.expression),
+        "definitionBody": body,
     }  # fmt: skip
     properties = statement.args.get("properties")
     for prop in properties.expressions if properties else []:
         resource.update(_property(prop))
+    if table_function and "returnType" in resource:
+        raise QueryError("Syntax error: a table function RETURNS TABLE<column type, ...>")
+    if not table_function and "returnTableType" in resource:
+        raise QueryError("Syntax error: RETURNS TABLE<...> is for CREATE TABLE FUNCTION")
     return resource
 
 
@@ -166,7 +199,22 @@ def _body(expression: exp.Expression | None) -> str:
     raise not_supported("a CREATE FUNCTION body other than a SQL expression AS (...)")
 
 
+def _query(expression: exp.Expression | None) -> str:
+    """A table function's body, `AS SELECT ...` or `AS (SELECT ...)`: the query's text."""
+    if isinstance(expression, exp.Subquery):
+        expression = expression.this
+    if not isinstance(expression, exp.Query):
+        raise QueryError("Syntax error: a table function's body is a query, AS (SELECT ...)")
+    return expression.sql(dialect="bigquery")
+
+
 def _property(prop: exp.Expression) -> dict:
+    if isinstance(prop, exp.ReturnsProperty) and isinstance(prop.this, exp.Schema):
+        columns = [
+            {"name": column.name, "type": data_type(column.args["kind"])}
+            for column in prop.this.expressions
+        ]
+        return {"returnTableType": {"columns": columns}}
     if isinstance(prop, exp.ReturnsProperty):
         return {"returnType": data_type(prop.this)}
     if isinstance(prop, exp.LanguageProperty):

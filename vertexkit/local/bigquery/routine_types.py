@@ -62,3 +62,35 @@ def data_type(node: exp.DataType) -> dict:
     if kind not in SCALAR_KINDS:
         raise QueryError(not_supported(f"routine arguments or results of type {kind}").message)
     return {"typeKind": kind}
+
+
+LEGACY_NAMES = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}
+
+
+def field_data_type(field: dict) -> dict:
+    """A result schema field (responses.duckdb_to_field) -> its StandardSqlDataType: how a
+    table function's returnTableType is inferred from its query when RETURNS TABLE is omitted."""
+    kind = LEGACY_NAMES.get(field["type"], field["type"])
+    if kind == "STRUCT":
+        fields = [{"name": f["name"], "type": field_data_type(f)} for f in field["fields"]]
+        element: dict = {"typeKind": "STRUCT", "structType": {"fields": fields}}
+    else:
+        element = {"typeKind": kind}
+    if field.get("mode") == "REPEATED":
+        return {"typeKind": "ARRAY", "arrayElementType": element}
+    return element
+
+
+def table_type_sql(table_type: Any, where: str) -> list[tuple[str, str]]:
+    """A StandardSqlTableType {columns: [{name, type}]} -> [(name, GoogleSQL type)]; 400 naming
+    `where`."""
+    columns = table_type.get("columns") if isinstance(table_type, dict) else None
+    if not isinstance(columns, list) or not columns:
+        raise bad_request(f"{where}.columns: required, a non-empty list of {{name, type}}")
+    out = []
+    for index, column in enumerate(columns):
+        name = column.get("name") if isinstance(column, dict) else None
+        if not isinstance(name, str) or not name.isidentifier():
+            raise bad_request(f"{where}.columns[{index}].name must be a column name")
+        out.append((name, type_sql(column.get("type"), f"{where}.columns[{index}].type")))
+    return out

@@ -35,27 +35,26 @@ from sqlglot.errors import ParseError
 from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS
 from vertexkit.local.bigquery.models import META_SCHEMA, Duplicate, NotFound, Warehouse
 from vertexkit.local.bigquery.query_error import QueryError
-from vertexkit.local.bigquery.responses import quote
-from vertexkit.local.bigquery.routine_types import type_sql
-from vertexkit.local.bigquery.sql import TableName, translate
+from vertexkit.local.bigquery.responses import duckdb_to_field, quote
+from vertexkit.local.bigquery.routine_types import field_data_type, table_type_sql, type_sql
+from vertexkit.local.bigquery.sql import TableCall, TableName, Translation, translate
 from vertexkit.local.errors import bad_request, refused
 
 ROUTINE_ID = re.compile(r"[A-Za-z0-9_]{1,256}")  # BigQuery's rule for RoutineReference.routineId
 ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 REFUSED_TYPES = {
     "PROCEDURE": "stored procedures (routineType PROCEDURE) are not run by the local BigQuery",
-    "TABLE_VALUED_FUNCTION": "table functions (TABLE_VALUED_FUNCTION) are not run by the local "
-    "BigQuery",
     "AGGREGATE_FUNCTION": "aggregate UDFs (AGGREGATE_FUNCTION) are not run by the local BigQuery",
 }
 REFUSED_LANGUAGES = ("JAVASCRIPT", "PYTHON", "JAVA", "SCALA")
-ROUTINE_TYPES = ("SCALAR_FUNCTION", *REFUSED_TYPES)
+TABLE_FUNCTION = "TABLE_VALUED_FUNCTION"
+ROUTINE_TYPES = ("SCALAR_FUNCTION", TABLE_FUNCTION, *REFUSED_TYPES)
 LANGUAGES = ("SQL", *REFUSED_LANGUAGES)
 DETERMINISM_LEVELS = ("DETERMINISM_LEVEL_UNSPECIFIED", "DETERMINISTIC", "NOT_DETERMINISTIC")
 OUTPUT_ONLY = ("etag", "creationTime", "lastModifiedTime")
 ACCEPTED = (
     "routineReference", "routineType", "language", "arguments", "returnType",
-    "definitionBody", "description", "determinismLevel", *OUTPUT_ONLY,
+    "definitionBody", "description", "determinismLevel", "returnTableType", *OUTPUT_ONLY,
 )  # fmt: skip
 ARGUMENT_FIELDS = ("name", "dataType", "argumentKind")
 POLICY_KEY = "_iamPolicy"  # stored with the routine, never answered as one of its fields
@@ -74,16 +73,33 @@ def validate(body: dict, reference: dict) -> dict:
     _check_kind(body)
     resource: dict[str, Any] = {
         "routineReference": reference,
-        "routineType": "SCALAR_FUNCTION",
+        "routineType": body["routineType"],
         "language": "SQL",
         "arguments": [_argument(i, a) for i, a in enumerate(_list(body, "arguments"))],
         "definitionBody": _definition_body(body.get("definitionBody")),
     }
     _check_argument_names(resource["arguments"])
-    if body.get("returnType") is not None:
-        type_sql(body["returnType"], "returnType")
-        resource["returnType"] = body["returnType"]
-    return {**resource, **_metadata(body)}
+    return {**resource, **_return_type(body), **_metadata(body)}
+
+
+def _return_type(body: dict) -> dict:
+    """returnType for a scalar function, returnTableType for a table function: each is the
+    other kind's field only (Routine reference), so the wrong one is a 400, never ignored."""
+    scalar_field, table_field = body.get("returnType"), body.get("returnTableType")
+    if body["routineType"] == TABLE_FUNCTION:
+        if scalar_field is not None:
+            raise bad_request("returnType: set only for scalar functions; a table function's "
+                              "result is returnTableType")  # fmt: skip
+        if table_field is None:
+            return {}  # inferred from the query when the routine is made (save)
+        table_type_sql(table_field, "returnTableType")
+        return {"returnTableType": table_field}
+    if table_field is not None:
+        raise bad_request("returnTableType: set only for table functions (TABLE_VALUED_FUNCTION)")
+    if scalar_field is None:
+        return {}
+    type_sql(scalar_field, "returnType")
+    return {"returnType": scalar_field}
 
 
 def _check_reference(given: Any, reference: dict) -> None:
@@ -175,7 +191,7 @@ def _check_argument_names(arguments: list[dict]) -> None:
 
 def _definition_body(body: Any) -> str:
     if not isinstance(body, str) or not body.strip():
-        raise bad_request("definitionBody: required, the function's SQL expression")
+        raise bad_request("definitionBody: required, the function's SQL expression or query")
     return body
 
 
@@ -264,8 +280,52 @@ def _delete_row(cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
 
 def require(cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
     """A query's call of a routine that does not exist: BigQuery's "Function not found"."""
-    if load(cur, name) is None:
+    stored = load(cur, name)
+    if stored is None:
         raise QueryError(f"Function not found: {name.dataset}.{name.table}")
+    if stored["routineType"] == TABLE_FUNCTION:
+        raise QueryError(f"Table-valued function {name.dataset}.{name.table} cannot be called "
+                         "in an expression; call it in a FROM clause")  # fmt: skip
+
+
+def require_all(cur: duckdb.DuckDBPyConnection, translation: Translation) -> None:
+    """Every routine a statement calls exists as the kind it is called as, and each table
+    function call matches its signature."""
+    for name in translation.routines:
+        require(cur, name)
+    for call in translation.table_calls:
+        require_table_call(cur, call)
+
+
+# literal kinds -> the argument types each coerces to (GoogleSQL's literal coercion)
+COERCIONS = {
+    "INT64": ("INT64", "NUMERIC", "BIGNUMERIC", "FLOAT64"),
+    "FLOAT64": ("FLOAT64",),
+    "STRING": ("STRING", "DATE", "DATETIME", "TIME", "TIMESTAMP"),
+    "BOOL": ("BOOL",),
+}
+
+
+def require_table_call(cur: duckdb.DuckDBPyConnection, call: TableCall) -> None:
+    """`FROM ds.tvf(args)`: the table function exists and takes these arguments; a wrong count
+    or a literal of a type its parameter does not take is BigQuery's "No matching signature"
+    (arguments that are not literals are cast to the parameter's type when the query runs)."""
+    name = call.name
+    stored = load(cur, name)
+    if stored is None or stored["routineType"] != TABLE_FUNCTION:
+        raise QueryError(f"Table-valued function not found: {name.dataset}.{name.table}")
+    declared = [type_sql(a["dataType"], "dataType") for a in stored.get("arguments") or []]
+    fits = len(declared) == len(call.kinds) and all(
+        kind in (None, "NULL") or want in COERCIONS.get(kind, (kind,))
+        for kind, want in zip(call.kinds, declared, strict=True)
+    )
+    if not fits:
+        given = ", ".join(kind or "?" for kind in call.kinds) or "no arguments"
+        raise QueryError(
+            f"No matching signature for table-valued function {name.dataset}.{name.table} for "
+            f"argument types: {given}. Supported signature: {name.dataset}.{name.table}"
+            f"({', '.join(declared)})"
+        )
 
 
 def routine_not_found(name: TableName) -> NotFound:
@@ -285,8 +345,11 @@ def save(
     if not warehouse.dataset_exists(cur, name.project, name.dataset):
         raise NotFound(f"Not found: Dataset {name.project}:{name.dataset}")
     _refuse_case_clash(cur, name)
-    _execute_body(cur, _macro_sql(warehouse, cur, resource, name))
-    _bind(cur, resource, name)
+    if resource["routineType"] == TABLE_FUNCTION:
+        resource = _make_table_macro(warehouse, cur, resource, name)
+    else:
+        _execute_body(cur, _macro_sql(warehouse, cur, resource, name))
+        _bind(cur, resource, name)
     now = str(int(warehouse.clock() * 1000))
     created = existing["creationTime"] if existing and keep_created else now
     stored = {**resource, "creationTime": created, "lastModifiedTime": now}
@@ -347,8 +410,7 @@ def _macro_sql(
     translation = translate(f"SELECT {text} AS v", name.project)
     for table in translation.read_tables:
         warehouse.require_table(cur, table)
-    for routine in translation.routines:
-        require(cur, routine)
+    require_all(cur, translation)
     expression = sqlglot.parse_one(translation.sql, read="duckdb").selects[0].unalias()
     parameters = ", ".join(quote(a["name"]) for a in resource["arguments"])
     return f"CREATE OR REPLACE MACRO {name.sql}({parameters}) AS ({expression.sql('duckdb')})"
@@ -389,3 +451,87 @@ def _execute_body(cur: duckdb.DuckDBPyConnection, sql: str) -> None:
         from vertexkit.local.bigquery.jobs import _duckdb_message
 
         raise QueryError(f"Invalid function body: {_duckdb_message(error)}") from None
+
+
+# -- the table macro --------------------------------------------------------------------------
+def _make_table_macro(
+    warehouse: Warehouse, cur: duckdb.DuckDBPyConnection, resource: dict, name: TableName
+) -> dict:
+    """`CREATE OR REPLACE MACRO "p.ds"."tvf"(x) AS TABLE SELECT ...`: the query in DuckDB's SQL,
+    each parameter cast to its declared type. Bound with typed NULLs, its result schema is
+    returnTableType when RETURNS TABLE is omitted (BigQuery infers it from the query); when it
+    is given, the query's columns must be those named and are cast to the declared types."""
+    query = _query_body(resource["definitionBody"], resource["arguments"])
+    _execute_body(cur, _table_macro_sql(warehouse, cur, query, resource, name))
+    fields = _bind_table(cur, resource, name)
+    declared = resource.get("returnTableType")
+    if declared is None:
+        columns = [{"name": f["name"], "type": field_data_type(f)} for f in fields]
+        return {**resource, "returnTableType": {"columns": columns}}
+    wanted = table_type_sql(declared, "returnTableType")
+    _check_result_columns(name, [f["name"] for f in fields], [column for column, _ in wanted])
+    casts = ", ".join(f"CAST(`{column}` AS {kind}) AS `{column}`" for column, kind in wanted)
+    query = f"SELECT {casts} FROM ({query}) AS tvf_result"
+    _execute_body(cur, _table_macro_sql(warehouse, cur, query, resource, name))
+    return resource
+
+
+def _query_body(text: str, arguments: list[dict]) -> str:
+    """The body (`SELECT ...` or `(SELECT ...)`) as GoogleSQL, each unqualified reference to a
+    parameter cast to its type. A table column of the same name still wins, as in BigQuery:
+    DuckDB binds a macro parameter only where no column of that name is in scope."""
+    try:
+        statements = sqlglot.parse(text, read="bigquery")
+    except ParseError as error:
+        raise QueryError(f"Syntax error in definitionBody: {str(error).splitlines()[0]}") from None
+    query = statements[0] if len(statements) == 1 else None
+    if isinstance(query, exp.Subquery):
+        query = query.this
+    if not isinstance(query, exp.Query):
+        raise QueryError("A table function's definitionBody must be one query (SELECT ...)")
+    for argument in arguments:
+        _cast_argument(query, argument["name"], type_sql(argument["dataType"], "dataType"))
+    return query.sql(dialect="bigquery")
+
+
+def _table_macro_sql(
+    warehouse: Warehouse,
+    cur: duckdb.DuckDBPyConnection,
+    query: str,
+    resource: dict,
+    name: TableName,
+) -> str:
+    translation = translate(query, name.project)
+    if translation.statement_type != "SELECT":
+        raise QueryError("A table function's definitionBody must be one query (SELECT ...)")
+    for table in translation.read_tables:
+        warehouse.require_table(cur, table)
+    require_all(cur, translation)
+    parameters = ", ".join(quote(a["name"]) for a in resource["arguments"])
+    return f"CREATE OR REPLACE MACRO {name.sql}({parameters}) AS TABLE {translation.sql}"
+
+
+def _bind_table(cur: duckdb.DuckDBPyConnection, resource: dict, name: TableName) -> list[dict]:
+    """The macro's result schema, planned with typed NULLs (no rows read)."""
+    nulls = ", ".join(
+        f"CAST(NULL AS {type_sql(a['dataType'], 'dataType')})" for a in resource["arguments"]
+    )
+    call = translate(f"SELECT * FROM `{name.project}.{name.dataset}.{name.table}`({nulls})",
+                     name.project)  # fmt: skip
+    try:
+        relation = cur.sql(f"SELECT * FROM ({call.sql}) AS bind LIMIT 0")
+        columns = zip(relation.columns, relation.types, strict=True)
+        return [duckdb_to_field(column, kind) for column, kind in columns]
+    except duckdb.Error as error:
+        from vertexkit.local.bigquery.jobs import _duckdb_message
+
+        raise QueryError(f"Invalid function body: {_duckdb_message(error)}") from None
+
+
+def _check_result_columns(name: TableName, got: list[str], wanted: list[str]) -> None:
+    """RETURNS TABLE names the query's columns (DDL reference): any other set is refused."""
+    if sorted(c.lower() for c in got) != sorted(c.lower() for c in wanted):
+        raise QueryError(
+            f"Table function {name.dataset}.{name.table}: its query returns columns "
+            f"{', '.join(got)} but RETURNS TABLE declares {', '.join(wanted)}"
+        )

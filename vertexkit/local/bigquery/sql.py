@@ -67,6 +67,15 @@ class TableName:
         return f"{self.project}:{self.dataset}.{self.table}"
 
 
+@dataclass(frozen=True)
+class TableCall:
+    """`FROM ds.tvf(args)`: the table function called and each argument's GoogleSQL type when
+    it is a literal (None otherwise), for the signature check against the catalog."""
+
+    name: TableName
+    kinds: tuple[str | None, ...]
+
+
 @dataclass
 class Translation:
     sql: str
@@ -83,6 +92,8 @@ class Translation:
     information_schema: list[InformationSchemaRef] = field(default_factory=list)
     # persistent functions (routines) the statement calls: (project, dataset, routine id)
     routines: list[TableName] = field(default_factory=list)
+    # table functions the statement calls in FROM
+    table_calls: list[TableCall] = field(default_factory=list)
     # CREATE TABLE's PARTITION BY / CLUSTER BY / require_partition_filter, as REST fields
     table_options: dict = field(default_factory=dict)
 
@@ -160,6 +171,7 @@ def _fresh_copy(translation: Translation) -> Translation:
         columns_read=None if translation.columns_read is None else set(translation.columns_read),
         information_schema=list(translation.information_schema),
         routines=list(translation.routines),
+        table_calls=list(translation.table_calls),
         table_options=copy.deepcopy(translation.table_options) if translation.table_options else {},
     )
 
@@ -184,6 +196,7 @@ def _translate(
     _refuse_unsupported(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
     _name_namespaced_calls(statement)
+    _call_table_functions(statement, project, translation)
     _call_routines(statement, project, translation)
     _refuse_unknown_functions(statement, scope.functions)
     # CTE names are case-insensitive in GoogleSQL (DuckDB matches unquoted names the same way)
@@ -193,6 +206,8 @@ def _translate(
     for table in list(statement.find_all(exp.Table)):
         if not table.name or (not table.db and table.name.lower() in cte_names):
             continue
+        if table.meta.get(TABLE_FUNCTION_CALL):
+            continue  # a table function's macro: the job checks the call (table_calls)
         if table.name.upper().startswith("INFORMATION_SCHEMA."):
             translation.information_schema.append(_information_schema(table, project, translation))
             continue
@@ -271,6 +286,46 @@ def _call_routines(statement: exp.Expression, project: str, translation: Transla
         (node.parent if _is_qualified_call(node) else node).replace(qualified)
         if name not in translation.routines:
             translation.routines.append(name)
+
+
+TABLE_FUNCTION_CALL = "vertexkit_table_function"  # meta key on a FROM item that calls one
+
+
+def _call_table_functions(
+    statement: exp.Expression, project: str, translation: Translation
+) -> None:
+    """`FROM ds.tvf(1)`, `FROM project.ds.tvf(1)`, `` FROM `project.ds.tvf`(1) ``: a table
+    function's call becomes a call of its DuckDB table macro in the dataset's schema."""
+    for table in list(statement.find_all(exp.Table)):
+        call = table.this
+        if not isinstance(call, exp.Anonymous):
+            continue
+        parts = [part for part in (table.catalog, table.db) if part] + call.name.split(".")
+        if len(parts) not in (2, 3) or not all(parts):
+            continue  # unqualified: the allow-list answers for the name
+        name = TableName(*parts) if len(parts) == 3 else TableName(project, *parts)
+        kinds = tuple(_literal_kind(argument) for argument in call.expressions)
+        table.set("catalog", None)
+        table.set("db", exp.to_identifier(name.schema, quoted=True))
+        table.set("this", exp.Anonymous(this=exp.to_identifier(name.table, quoted=True),
+                                        expressions=call.expressions))  # fmt: skip
+        table.meta[TABLE_FUNCTION_CALL] = True
+        translation.table_calls.append(TableCall(name, kinds))
+
+
+def _literal_kind(node: exp.Expression) -> str | None:
+    """The GoogleSQL type of a literal argument; None for any other expression."""
+    if isinstance(node, exp.Neg):
+        node = node.this
+    if isinstance(node, exp.Null):
+        return "NULL"
+    if isinstance(node, exp.Boolean):
+        return "BOOL"
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return "STRING"
+        return "INT64" if node.this.isdigit() else "FLOAT64"
+    return None
 
 
 def _is_qualified_call(node: exp.Anonymous) -> bool:
@@ -451,6 +506,8 @@ def _refuse_unknown_functions(statement: exp.Expression, own: set[str]) -> None:
     for node in statement.find_all(exp.Func):
         if isinstance(node, exp.Anonymous) and node.name.lower() in own:
             continue
+        if isinstance(node.parent, exp.Table) and node.parent.meta.get(TABLE_FUNCTION_CALL):
+            continue  # a table function's macro (_call_table_functions)
         if isinstance(node, exp.Anonymous) and _is_qualified_call(node):
             continue  # a routine's macro (_call_routines): the job checks that it exists
         name = _function_name(node)
