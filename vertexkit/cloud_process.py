@@ -45,8 +45,6 @@ PRELOAD = (
     "vertexkit.local.projects",
     "vertexkit.local.storage.routes",
     "vertexkit.local.bigquery.routes",
-    "vertexkit.local.bigquery.storage_api.read",
-    "vertexkit.local.bigquery.storage_api.write",
     "vertexkit.local.kfp.routes",
     "vertexkit.local.vertex.pipeline_jobs_api",
     "vertexkit.local.vertex.routes",
