@@ -45,6 +45,7 @@ from vertexkit.local.kfp.errors import (
 )
 from vertexkit.local.kfp.jobs import JobRefused, PipelineJobs
 from vertexkit.local.lifecycle import Lifecycle
+from vertexkit.local.ticker import Ticker
 from vertexkit.local.vertex.store import ResourceStore
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,11 @@ def _now() -> str:
     return triggers.rfc3339(time.time())
 
 
+def _in_namespace(item: Resource, namespace: str | None, key: str = "namespace") -> bool:
+    """A list's `namespace` filter: none given lists every namespace."""
+    return namespace is None or item.get(key, "") == namespace
+
+
 def _public(resource: Resource) -> Resource:
     return {key: value for key, value in resource.items() if not key.startswith("_")}
 
@@ -99,25 +105,17 @@ class KfpService(Lifecycle):
         self.clock: Callable[[], float] = triggers.utc_now
         self._lock = threading.RLock()
         self._tick_lock = threading.Lock()
-        self._tick_seconds = tick_seconds
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker(self.tick, tick_seconds, "kfp-scheduler")
         self._routes: list[tuple[str, re.Pattern[str], Handler, set[str]]] = []
         self._register()
         self._default_experiment("")
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._loop, daemon=True, name="kfp-scheduler")
-            self._thread.start()
+        self._ticker.start()
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout=10)
-        self._thread = None
+        self._ticker.close()
         self.store.close()
 
     # -- HTTP ------------------------------------------------------------------------------------
@@ -284,22 +282,22 @@ class KfpService(Lifecycle):
                     )
             return self._insert_experiment(body)
 
-    def _experiment(self, experiment_id: str) -> Resource:
-        found = self.store.find(f"experiments/{experiment_id}")
+    def _existing(self, path: str, what: str) -> Resource:
+        """The stored resource at `path`, or KFP's NOT_FOUND naming `what`."""
+        found = self.store.find(path)
         if found is None:
-            raise not_found(f"Experiment {experiment_id} not found")
+            raise not_found(f"{what} not found")
         return found
+
+    def _experiment(self, experiment_id: str) -> Resource:
+        return self._existing(f"experiments/{experiment_id}", f"Experiment {experiment_id}")
 
     def get_experiment(self, request: KfpRequest) -> Resource:
         return self._experiment(request.params["experiment_id"])
 
     def list_experiments(self, request: KfpRequest) -> Resource:
         namespace = request.query.pop("namespace", None)
-        items = [
-            e
-            for e in self.store.list(EXPERIMENTS)
-            if namespace is None or e.get("namespace", "") == namespace
-        ]
+        items = [e for e in self.store.list(EXPERIMENTS) if _in_namespace(e, namespace)]
         return listing.page(items, request.query, EXPERIMENT_FIELDS, "experiments", "experiment_id")
 
     def delete_experiment(self, request: KfpRequest) -> Resource:
@@ -463,10 +461,7 @@ class KfpService(Lifecycle):
             return version
 
     def _pipeline(self, pipeline_id: str) -> Resource:
-        found = self.store.find(f"pipelines/{pipeline_id}")
-        if found is None:
-            raise not_found(f"Pipeline {pipeline_id} not found")
-        return found
+        return self._existing(f"pipelines/{pipeline_id}", f"Pipeline {pipeline_id}")
 
     def get_pipeline(self, request: KfpRequest) -> Resource:
         return self._pipeline(request.params["pipeline_id"])
@@ -485,11 +480,7 @@ class KfpService(Lifecycle):
 
     def list_pipelines(self, request: KfpRequest) -> Resource:
         namespace = request.query.pop("namespace", None)
-        items = [
-            p
-            for p in self.store.list(PIPELINES)
-            if namespace is None or p.get("namespace", "") == namespace
-        ]
+        items = [p for p in self.store.list(PIPELINES) if _in_namespace(p, namespace)]
         return listing.page(items, request.query, PIPELINE_FIELDS, "pipelines", "pipeline_id")
 
     def delete_pipeline(self, request: KfpRequest) -> Resource:
@@ -522,10 +513,10 @@ class KfpService(Lifecycle):
         return self._new_version(pipeline_id, body, "pipeline_version")
 
     def _version(self, pipeline_id: str, version_id: str) -> Resource:
-        found = self.store.find(f"pipelines/{pipeline_id}/versions/{version_id}")
-        if found is None:
-            raise not_found(f"Pipeline version {version_id} of pipeline {pipeline_id} not found")
-        return found
+        return self._existing(
+            f"pipelines/{pipeline_id}/versions/{version_id}",
+            f"Pipeline version {version_id} of pipeline {pipeline_id}",
+        )
 
     def get_version(self, request: KfpRequest) -> Resource:
         return self._version(request.params["pipeline_id"], request.params["version_id"])
@@ -690,10 +681,7 @@ class KfpService(Lifecycle):
             raise KfpError(code if exc.http_status < 500 else 13, message) from None
 
     def _run(self, run_id: str) -> Resource:
-        found = self.store.find(f"runs/{run_id}")
-        if found is None:
-            raise not_found(f"Run {run_id} not found")
-        return found
+        return self._existing(f"runs/{run_id}", f"Run {run_id}")
 
     def _job(self, run: Resource) -> Resource | None:
         return self.jobs.get(runs.job_id(run["run_id"], run.get("_attempts", 0)))
@@ -713,7 +701,7 @@ class KfpService(Lifecycle):
         items = [
             self._answer(run)
             for run in self.store.list(RUNS)
-            if (namespace is None or run.get("_namespace", "") == namespace)
+            if _in_namespace(run, namespace, "_namespace")
             and (not experiment_id or run.get("experiment_id") == experiment_id)
         ]
         if experiment_id:
@@ -819,10 +807,9 @@ class KfpService(Lifecycle):
         return _public(recurring)
 
     def _recurring(self, recurring_run_id: str) -> Resource:
-        found = self.store.find(f"recurringruns/{recurring_run_id}")
-        if found is None:
-            raise not_found(f"RecurringRun {recurring_run_id} not found")
-        return found
+        return self._existing(
+            f"recurringruns/{recurring_run_id}", f"RecurringRun {recurring_run_id}"
+        )
 
     def get_recurring_run(self, request: KfpRequest) -> Resource:
         return _public(self._recurring(request.params["recurring_run_id"]))
@@ -833,7 +820,7 @@ class KfpService(Lifecycle):
         items = [
             _public(r)
             for r in self.store.list(RECURRING)
-            if (namespace is None or r.get("namespace", "") == namespace)
+            if _in_namespace(r, namespace)
             and (not experiment_id or r.get("experiment_id") == experiment_id)
         ]
         return listing.page(
@@ -866,13 +853,6 @@ class KfpService(Lifecycle):
         return {}
 
     # -- firing ----------------------------------------------------------------------------------
-    def _loop(self) -> None:
-        while not self._stop.wait(self._tick_seconds):
-            try:
-                self.tick()
-            except Exception:  # one broken recurring run must not stop the others
-                log.exception("the local KFP scheduler failed a tick")
-
     def tick(self) -> list[str]:
         """Starts every run due at `clock()`; returns the IDs of the runs started."""
         started: list[str] = []

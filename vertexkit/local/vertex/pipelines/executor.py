@@ -196,11 +196,7 @@ class PipelineExecutor:
         except Exception as exc:  # a task that cannot be run fails alone, with its reason
             traceback.print_exc()
             cause = f"{type(exc).__name__}: {exc}"
-            task_id = self.new_id()
-            display, unique = self.label(name, task, scope)
-            self.emit(
-                "task_started", task_id=task_id, parent=scope.parent_id, task=display, unique=unique
-            )
+            task_id, display = self._announce("task_started", name, task, scope)
             self._record_failure(display, cause)
             self.emit("task_failed", task_id=task_id, task=display, error=cause)
             return Outcome(FAILED, error=cause)
@@ -210,21 +206,23 @@ class PipelineExecutor:
         inputs = self.resolve_inputs(task, scope)
         condition = (task.get("triggerPolicy") or {}).get("condition")
         if condition and not conditions.evaluate(condition, inputs.parameters):
-            task_id = self.new_id()
-            display, unique = self.label(name, task, scope)
-            self.emit(
-                "task_not_triggered",
-                task_id=task_id,
-                parent=scope.parent_id,
-                task=display,
-                unique=unique,
-            )
+            self._announce("task_not_triggered", name, task, scope)
             return Outcome(NOT_TRIGGERED)
         if "parameterIterator" in task or "artifactIterator" in task:
             return self.run_loop(name, task, component, inputs, scope)
         if "dag" in component:
             return self.run_sub_dag(name, task, component, inputs, scope)
         return self.run_executor(name, task, component, inputs, scope)
+
+    def _announce(
+        self, event: str, name: str, task: dict[str, Any], scope: Scope, **fields: Any
+    ) -> tuple[int, str]:
+        """A new task ID, and `event` emitted for it under its parent: (ID, display name)."""
+        task_id = self.new_id()
+        display, unique = self.label(name, task, scope)
+        self.emit(event, task_id=task_id, parent=scope.parent_id, task=display, unique=unique,
+                  **fields)  # fmt: skip
+        return task_id, display
 
     def label(self, name: str, task: dict[str, Any], scope: Scope) -> tuple[str, str]:
         """(display name, unique name): `train [1]` and `for-loop-2.iteration-1.train`."""
@@ -310,15 +308,8 @@ class PipelineExecutor:
         scope: Scope,
     ) -> Outcome:
         """A nested pipeline, a condition or an exit handler's body: its own DAG task."""
-        task_id = self.new_id()
-        display, unique = self.label(name, task, scope)
-        self.emit(
-            "task_started",
-            task_id=task_id,
-            parent=scope.parent_id,
-            task=display,
-            unique=unique,
-            inputs=vertex_artifacts(inputs.artifacts),
+        task_id, display = self._announce(
+            "task_started", name, task, scope, inputs=vertex_artifacts(inputs.artifacts)
         )
         inner = Scope(
             inputs=with_defaults(inputs, component),
@@ -338,11 +329,7 @@ class PipelineExecutor:
         inputs: TaskIO,
         scope: Scope,
     ) -> Outcome:
-        task_id = self.new_id()
-        display, unique = self.label(name, task, scope)
-        self.emit(
-            "task_started", task_id=task_id, parent=scope.parent_id, task=display, unique=unique
-        )
+        task_id, display = self._announce("task_started", name, task, scope)
         try:
             items, item_input, of_artifacts = loop_items(task, inputs)
         except Exception as exc:

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
+from vertexkit.local.ticker import Ticker
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.pipelines import models
 from vertexkit.local.vertex.store import Resource
@@ -43,27 +44,14 @@ class Scheduler:
         self.clock: Clock = utc_now
         self.interval = interval
         self._tick_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker(self.tick, interval, "vertex-scheduler")
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, daemon=True, name="vertex-scheduler")
-        self._thread.start()
+        self._ticker.start()
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout=10)
-        self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.tick()
-            except Exception:  # a broken schedule must not stop the others; say so loudly
-                log.exception("the local scheduler failed a tick")
+        self._ticker.close()
 
     # -- firing ----------------------------------------------------------------------------------
     def tick(self) -> list[str]:
