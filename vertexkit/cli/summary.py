@@ -4,9 +4,10 @@ decision, the endpoint and a sample prediction.
 Everything comes from the finished PipelineJob (its task details, resolved to the pipeline's
 outputs by `vertexkit.pipeline_jobs.pipeline_outputs`), so it reads the same for every pipeline
 and for a job on Vertex AI. The endpoint is found by its display name and asked for a prediction
-through the `aiplatform_v1` clients, with the same requests and the same reading of the answer as
-`aiplatform.Endpoint.list(...)[-1].predict(...)`: the SDK itself would cost about 2 s of CPU to
-import for three calls.
+over Vertex AI's REST API (`vertexkit/cli/vertex_rest.py`), with the same requests and the same
+reading of the answer as `aiplatform.Endpoint.list(...)[-1].predict(...)`: the SDK would cost
+about 2 s of CPU to import for three calls, and even the three `aiplatform_v1` clients 0.2 s,
+on the cores the run's local cloud and its model server are starting on.
 """
 
 from __future__ import annotations
@@ -17,18 +18,13 @@ import json
 import math
 from typing import Any
 
-import pyarrow.parquet as pq  # imported with this module, while the run's local cloud loads
+from google.api_core.exceptions import NotFound
 from rich.console import Console
 from rich.table import Table
 
+from vertexkit.cli.vertex_rest import VertexRest, as_proto_value
 from vertexkit.runner import FinishedRun
-from vertexkit.runtime.gapic import aiplatform_v1
 from vertexkit.runtime.gcs_io import split_gs_uri
-
-# The three GAPIC clients the summary calls, loaded with this module (imported by `vertexkit run`
-# while its local cloud starts) rather than after the job, while the user waits for the table.
-aiplatform_v1.EndpointServiceClient, aiplatform_v1.ModelServiceClient  # noqa: B018
-aiplatform_v1.PredictionServiceClient  # noqa: B018
 
 
 def summarize(console: Console, run: FinishedRun) -> None:
@@ -56,10 +52,11 @@ def summarize(console: Console, run: FinishedRun) -> None:
     if "decision" in outputs:
         table.add_row("decision", f"{_verdict(outputs)}: {outputs['decision']}")
     table.add_row("artifacts", f"{run.pipeline_root}/")
-    endpoint = _endpoint(run)
+    vertex = VertexRest.for_context(run.context)
+    endpoint = _endpoint(run, vertex)
     if endpoint is not None:
-        table.add_row("endpoint", endpoint.name)
-        instance, prediction = _sample_prediction(run, endpoint)
+        table.add_row("endpoint", endpoint["name"])
+        instance, prediction = _sample_prediction(run, vertex, endpoint)
         if instance is not None:
             table.add_row("sample instance", json.dumps(instance, default=str))
             table.add_row("prediction", json.dumps(prediction, default=str))
@@ -73,35 +70,61 @@ def _verdict(outputs: dict[str, Any]) -> str:
     return "promoted" if outputs.get("promoted") else "kept the champion"
 
 
-def _endpoint(run: FinishedRun) -> Any | None:
+def _endpoint(run: FinishedRun, vertex: VertexRest) -> dict[str, Any] | None:
     """The last public endpoint with the run's display name, as `aiplatform.Endpoint.list`
     lists them (endpoints on a private network or Private Service Connect left out)."""
     name = run.params.get("endpoint_display_name")
     if not name:
         return None
-    listed = run.context.endpoint_client().list_endpoints(
-        request={"parent": run.context.parent, "filter": f'display_name="{name}"'}
+    listed = vertex.list(
+        f"{run.context.parent}/endpoints", "endpoints", {"filter": f'display_name="{name}"'}
     )
-    public = [e for e in listed if not e.network and not e.private_service_connect_config]
+    private = ("network", "privateServiceConnectConfig")
+    public = [e for e in listed if not any(e.get(key) for key in private)]
     return public[-1] if public else None
 
 
-def _sample_prediction(run: FinishedRun, endpoint: Any) -> tuple[list | None, Any]:
-    """The first test row, in the deployed model's feature order, sent to the endpoint."""
-    test_data = run.outputs.get("test_data")
-    deployed = list(endpoint.deployed_models)
-    if test_data is None or not deployed:
+def _sample_prediction(
+    run: FinishedRun, vertex: VertexRest, endpoint: dict[str, Any]
+) -> tuple[list | None, Any]:
+    """An instance of the deployed model sent to the endpoint: the `sample_instance` its trainer
+    wrote into `model_metadata.json` (vertexkit's trainers do), else the first test row in the
+    model's feature order."""
+    deployed = endpoint.get("deployedModels") or []
+    if not deployed:
         return None, None
-    model_dir = _model_dir(run, deployed[0])
+    model_dir = _model_dir(vertex, deployed[0])
+    instance = _written_sample(run, model_dir) or _first_test_row(run, model_dir)
+    if instance is None:
+        return None, None
+    return instance, _predict(vertex, endpoint["name"], instance)
+
+
+def _written_sample(run: FinishedRun, model_dir: str) -> list | None:
+    """`sample_instance` of the model's `model_metadata.json`, when it has one."""
+    try:
+        metadata = json.loads(_read_text(run, f"{model_dir}/model_metadata.json"))
+    except (NotFound, ValueError):  # a trainer of the user's own that wrote none, or no JSON
+        return None
+    sample = metadata.get("sample_instance") if isinstance(metadata, dict) else None
+    return sample if isinstance(sample, list) else None
+
+
+def _first_test_row(run: FinishedRun, model_dir: str) -> list | None:
+    """The pipeline's first test row, in the order of the model's `feature_columns.json`."""
+    import pyarrow.parquet as pq  # only for a model whose trainer wrote no sample (0.2 s)
+
+    test_data = run.outputs.get("test_data")
+    if test_data is None:
+        return None
     columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
     shard = _first_shard(run, test_data["uri"])  # the export writes `data-*.parquet` shards
     # The first row only: `pq.read_table` would import pyarrow.dataset and pandas (0.2 s).
     first = shard and next(pq.ParquetFile(io.BytesIO(shard)).iter_batches(batch_size=1), None)
     if not first:
-        return None, None
+        return None
     row = first.to_pylist()[0]
-    instance = [_instance_value(row[column]) for column in columns]
-    return instance, _predict(run, endpoint.name, instance)
+    return [_instance_value(row[column]) for column in columns]
 
 
 def _instance_value(value: Any) -> Any:
@@ -109,18 +132,18 @@ def _instance_value(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _predict(run: FinishedRun, endpoint_name: str, instance: list) -> Any:
-    """`Endpoint.predict`: the instance must be JSON, the first prediction read as plain JSON."""
-    from google.protobuf import json_format
+def _predict(vertex: VertexRest, endpoint_name: str, instance: list) -> Any:
+    """`Endpoint.predict`: the instance must be JSON; the first prediction read as the SDK reads
+    a protobuf Value (every number a double)."""
+    body = {"instances": [instance]}
+    json.dumps(body)  # the SDK's own check: a TypeError names the value
+    answer = vertex.post(f"{endpoint_name}:predict", body)
+    return as_proto_value(answer["predictions"][0])
 
-    json.dumps({"instances": [instance]})  # the SDK's own check: a TypeError names the value
-    response = run.context.prediction_client().predict(endpoint=endpoint_name, instances=[instance])
-    return json_format.MessageToDict(type(response).pb(response).predictions[0])
 
-
-def _model_dir(run: FinishedRun, deployed_model: Any) -> str:
-    version = f"{deployed_model.model}@{deployed_model.model_version_id}"
-    return run.context.model_client().get_model(name=version).artifact_uri.rstrip("/")
+def _model_dir(vertex: VertexRest, deployed_model: dict[str, Any]) -> str:
+    version = f"{deployed_model['model']}@{deployed_model['modelVersionId']}"
+    return vertex.get(version)["artifactUri"].rstrip("/")
 
 
 def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:

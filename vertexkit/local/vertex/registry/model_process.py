@@ -1,7 +1,7 @@
 """Prebuilt-image models deployed before the local cloud started, served from processes of their
 own while the cloud starts.
 
-    python -m vertexkit.local.vertex.registry.model_process FRAMEWORK
+    python -m vertexkit.local.vertex.registry.model_child FRAMEWORK   (the child: `model_child`)
 
 Vertex keeps a deployed model serving, so a local cloud that starts on a home with deployed
 models serves them again. Loaded in the cloud's own process (as a model deployed during this
@@ -24,27 +24,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import threading
-import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from vertexkit.local.process_env import process_env
 from vertexkit.local.processes import Group, ProcessGroups
 from vertexkit.local.vertex.store import Resource, ResourceStore
-from vertexkit.runtime.prebuilt import (
-    FRAMEWORK_MODULES,
-    Predictor,
-    ServingError,
-    load_prebuilt,
-    prebuilt_framework,
-    servable_framework,
-)
+from vertexkit.runtime.prebuilt import ServingError, prebuilt_framework, servable_framework
 
-MODULE = "vertexkit.local.vertex.registry.model_process"
+# The child's own module imports only what a load needs: this one's imports (the cloud's process
+# groups, its environment and, through them, the specs and the web stack) cost a child 0.4 s of
+# CPU, on a core the run's CLI and local cloud need as they start.
+MODULE = "vertexkit.local.vertex.registry.model_child"
 STOP_GRACE_SECONDS = 2.0
 
 
@@ -186,44 +180,3 @@ def deployed_prebuilt(store: ResourceStore) -> list[tuple[str, Resource, Resourc
             if prebuilt_framework((version.get("containerSpec") or {}).get("imageUri", "")):
                 found.append((endpoint["name"], deployed, version))
     return found
-
-
-# -- the child ---------------------------------------------------------------------------------
-def main(framework: str) -> None:
-    from vertexkit import gc_tuning
-    from vertexkit.local.vertex.registry.warmup import import_quietly
-
-    answers = _answer_pipe()
-    gc_tuning.collect_less_often()
-    import_quietly(FRAMEWORK_MODULES.get(framework, ()))  # a missing one: the load says so
-    gc_tuning.imports_done()
-    predictor: Predictor | None = None
-    for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            if "load" in request:
-                image_uri, model_dir, artifact_uri = request["load"]
-                predictor = load_prebuilt(image_uri, Path(model_dir), artifact_uri)
-                answer: dict[str, Any] = {"loaded": True}
-            else:
-                assert predictor is not None, "predict before load"
-                answer = {"predictions": predictor.predict(**request)}
-        except ServingError as exc:
-            answer = {"error": exc.message, "status": exc.status}
-        except Exception as exc:  # the model's own failure, raised again in the cloud's process
-            traceback.print_exc()
-            answer = {"failure": f"{type(exc).__name__}: {exc}"}
-        answers.write(json.dumps(answer) + "\n")
-        answers.flush()
-    os._exit(0)  # the cloud closed our stdin: nothing worth an interpreter teardown
-
-
-def _answer_pipe() -> IO[str]:
-    """The protocol's own copy of stdout; fd 1 then goes to the log, as stderr does."""
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    return answers
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
