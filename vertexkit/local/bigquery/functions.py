@@ -168,6 +168,7 @@ NOT_SUPPORTED: frozenset[str] = frozenset(
         "COTH",
         "CSCH",
         "SECH",
+        "SESSION_USER",  # the caller's email: the local cloud has no caller identity
     ]
 )
 

@@ -577,6 +577,9 @@ def name_columns(statement: exp.Expression) -> None:
     """Unnamed result columns are f0_, f1_, ... (counted over the unnamed ones); a bare NULL is
     INT64 as in BigQuery."""
     for select in statement.find_all(exp.Select):
+        if select.args.get("kind") == "STRUCT":
+            _name_struct_columns(statement, select)
+            continue
         unnamed = 0
         for index, projection in enumerate(select.expressions):
             target = projection.this if isinstance(projection, exp.Alias) else projection
@@ -591,6 +594,31 @@ def name_columns(statement: exp.Expression) -> None:
             select.expressions[index] = exp.alias_(projection, f"f{unnamed}_")
             unnamed += 1
         select.set("expressions", select.expressions)
+
+
+def _name_struct_columns(statement: exp.Expression, select: exp.Select) -> None:
+    """SELECT AS STRUCT makes its columns the fields of one STRUCT: an unnamed one is an
+    anonymous field, `_field_N` by its position as in STRUCT(1, 2), not a column's f0_. As the
+    query's own result (a value table), DuckDB answers one column named after its struct_pack
+    call, where BigQuery gives the value table's row type: refused."""
+    if _is_result(statement, select):
+        raise not_supported("SELECT AS STRUCT as the query's result; select the columns plainly")
+    for index, projection in enumerate(select.expressions):
+        if not isinstance(projection, (exp.Alias, exp.Column, exp.Star, exp.Dot)):
+            select.expressions[index] = exp.alias_(projection, f"_field_{index + 1}")
+    select.set("expressions", select.expressions)
+
+
+def _is_result(statement: exp.Expression, select: exp.Select) -> bool:
+    """Whether `select` gives the statement's rows: the statement, or a branch of its set
+    operations."""
+    node: exp.Expression = select
+    while node is not statement:
+        parent = node.parent
+        if not isinstance(parent, (exp.SetOperation, exp.Subquery)) or parent is None:
+            return False
+        node = parent
+    return True
 
 
 def _unpivot_order(table: exp.Expression) -> None:
@@ -770,8 +798,14 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
         if kind == "JSON":
             return duck(items, x=node.this)
         return duck(f"[CAST(e AS VARCHAR) FOR e IN {items}]", x=node.this)
-    to = "JSON" if kind == "JSON" else "VARCHAR"
-    return duck(f"CAST(json_extract({{x}}, {path}) AS {to})", x=node.this)
+    if kind == "JSON":
+        return duck(f"CAST(json_extract({{x}}, {path}) AS JSON)", x=node.this)
+    # From a STRING, a JSON null at the path is SQL NULL, not the text 'null' (the page's
+    # JSON_EXTRACT('{"a": null}', "$.a") example); from JSON it stays JSON 'null'.
+    found = f"json_extract({{x}}, {path})"
+    return duck(
+        f"CASE WHEN json_type({found}) <> 'NULL' THEN CAST({found} AS VARCHAR) END", x=node.this
+    )
 
 
 def _to_json(node: exp.JSONFormat) -> exp.Expression:
@@ -968,6 +1002,34 @@ def widen_integer_literals(statement: exp.Expression) -> None:
                 operand.replace(exp.cast(operand.copy(), "BIGINT"))
 
 
+def date_day_arithmetic(statement: exp.Expression) -> None:
+    """`date + n`, `n + date` and `date - n` add or take n days (BigQuery's date arithmetics
+    operators). DuckDB adds an INTEGER to a DATE but has no DATE + BIGINT, which INT64 is, so
+    the day count is cast to INTEGER (a count beyond its range is beyond DATE's too)."""
+    for node in list(statement.find_all(exp.Add, exp.Sub)):
+        pairs = [(node.this, node.expression)]
+        if isinstance(node, exp.Add):
+            pairs.append((node.expression, node.this))
+        for date, days in pairs:
+            if _is_date(date) and _is_int64(days):
+                days.replace(exp.cast(days.copy(), "INT"))
+                break
+
+
+def _is_date(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(exp.DataType.Type.DATE)
+    if isinstance(node, exp.Column):
+        return COLUMN_TYPE.get()(node) == "DATE"
+    return isinstance(node, (exp.CurrentDate, exp.DateFromParts))
+
+
+def _is_int64(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Neg):
+        node = node.this
+    return (isinstance(node, exp.Literal) and node.is_int) or static_type(node) == "INT64"
+
+
 def name_struct_fields(statement: exp.Expression) -> None:
     """An unnamed STRUCT field is `_field_1`, `_field_2`, ... in BigQuery (DuckDB: `_0`, ...),
     unless the struct's context names it by position: `STRUCT<a INT64, b INT64>(1, 3)`,
@@ -1121,6 +1183,7 @@ def _rewrite(statement: exp.Expression) -> exp.Expression:
     name_struct_fields(statement)
     align_struct_elements(statement)
     using_columns_first(statement)
+    date_day_arithmetic(statement)
     widen_integer_literals(statement)
     name_columns(statement)
     for node in list(statement.find_all(exp.Pivot)):
