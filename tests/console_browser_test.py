@@ -96,7 +96,8 @@ def create_job(cloud: LocalCloud, name: str, pipeline_yaml: str, params: dict) -
         credentials=AnonymousCredentials(),
     )
     request = pipeline_jobs.request_from_sdk_job(sdk_job)
-    return pipeline_jobs.create_job(context, request, f"{sdk_job.job_id}-{time.time_ns() % 10**6}")
+    body = pipeline_jobs.as_dict(request)
+    return pipeline_jobs.create_job(context, body, f"{sdk_job.job_id}-{time.time_ns() % 10**6}")
 
 
 @pytest.fixture(scope="module")

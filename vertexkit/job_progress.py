@@ -3,8 +3,8 @@
 A task that launches a Vertex job (our components, GCPC's launchers) writes the job into its
 `gcp_resources` output as soon as the job exists; the task detail shows it in the execution's
 metadata (`output:gcp_resources`, GcpResources JSON) while the task runs on the local cloud,
-and once it ended everywhere. `JobProgress` looks each such job up through the GAPIC clients
-and prints one line per change, under its task:
+and once it ended everywhere. `JobProgress` looks each such job up over Vertex AI's REST API
+(`vertexkit.vertex_rest`) and prints one line per change, under its task:
 - a HyperparameterTuningJob: each trial as it starts (its id and parameters) and as it ends
   (its state and final measurement's metrics);
 - a CustomJob or TrainingPipeline: its state as it changes.
@@ -20,25 +20,19 @@ from typing import TYPE_CHECKING, Any
 from vertexkit.runtime.gcp_resources import vertex_name_from_uri
 
 if TYPE_CHECKING:
-    from vertexkit.context import CloudContext
+    from vertexkit.vertex_rest import VertexRest
 
 TRIAL_ENDED = {"SUCCEEDED", "INFEASIBLE"}  # Trial.State: REQUESTED, ACTIVE, STOPPING first
 WATCHED = ("HyperparameterTuningJob", "CustomJob", "TrainingPipeline")
 Fetch = Callable[[str, str], dict[str, Any]]  # (resource type, name) -> the resource as JSON
 
 
-def fetcher(ctx: CloudContext) -> Fetch:
-    """Gets a watched resource through the GAPIC clients, as Vertex's JSON."""
-    from google.protobuf import json_format
+def fetcher(vertex: VertexRest) -> Fetch:
+    """Gets a watched resource (every type a `GET v1/{name}`) as Vertex's JSON, over REST."""
 
     def fetch(resource_type: str, name: str) -> dict[str, Any]:
-        if resource_type == "HyperparameterTuningJob":
-            found = ctx.job_client().get_hyperparameter_tuning_job(name=name)
-        elif resource_type == "CustomJob":
-            found = ctx.job_client().get_custom_job(name=name)
-        else:
-            found = ctx.pipeline_client().get_training_pipeline(name=name)
-        return json_format.MessageToDict(type(found).pb(found))
+        del resource_type  # the name says which collection it is in
+        return vertex.get(name)
 
     return fetch
 

@@ -1,8 +1,9 @@
 """Following a PipelineJob to its end, on Vertex AI or on the local cloud, the same way.
 
-`follow` polls the job with backoff (`vertexkit.runtime.polling`) through the GAPIC
-`PipelineServiceClient` and reports each task's state change as it is seen: one line with the
-time, the task, its state and, once it ended, its duration (a failed task: its error).
+`follow` polls the job with backoff (`vertexkit.runtime.polling`) over Vertex AI's REST API
+(`vertexkit.vertex_rest`, which imports no `aiplatform_v1` type) and reports each task's state
+change as it is seen: one line with the time, the task, its state and, once it ended, its
+duration (a failed task: its error).
 
 `pipeline_outputs` reads a finished job's outputs back from its task details, the way Vertex
 reports them: artifacts in `PipelineTaskDetail.outputs` (`uri`, `schemaTitle`, `metadata`) and
@@ -41,13 +42,23 @@ def as_dict(job: aiplatform_v1.PipelineJob) -> dict[str, Any]:
     return json_format.MessageToDict(type(job).pb(job))
 
 
-def create_job(ctx: CloudContext, request: aiplatform_v1.PipelineJob, job_id: str) -> str:
-    """Creates the job through the GAPIC client (not `PipelineJob.submit()`, whose bucket check
-    asks Resource Manager, a hard-coded Google host, for the project number); returns its name."""
-    created = ctx.pipeline_client().create_pipeline_job(
-        parent=ctx.parent, pipeline_job=request, pipeline_job_id=job_id
+def create_job(ctx: CloudContext, body: dict[str, Any], job_id: str) -> str:
+    """Creates the job from its JSON (`pipelineJobs.create`, as the GAPIC client sends it; not
+    `PipelineJob.submit()`, whose bucket check asks Resource Manager, a hard-coded Google host,
+    for the project number); returns its name. A refusal raises `ServiceRefused`."""
+    from vertexkit.vertex_rest import VertexRest
+
+    created = VertexRest.for_context(ctx).post(
+        f"{ctx.parent}/pipelineJobs", body, {"pipelineJobId": job_id}
     )
-    return created.name
+    return created["name"]
+
+
+def cancel_job(ctx: CloudContext, job_name: str) -> None:
+    """`pipelineJobs.cancel`: the job ends CANCELLED, its running tasks stopped."""
+    from vertexkit.vertex_rest import VertexRest
+
+    VertexRest.for_context(ctx).post(f"{job_name}:cancel", {})
 
 
 def request_from_sdk_job(sdk_job: Any) -> aiplatform_v1.PipelineJob:
@@ -134,11 +145,12 @@ def follow(
 ) -> dict[str, Any]:
     """Polls the job until it ends, printing task changes; returns the final job as JSON."""
     from vertexkit.runtime.polling import cap_for
+    from vertexkit.vertex_rest import VertexRest
 
-    client = ctx.pipeline_client()
-    progress = TaskProgress(emit, JobProgress(emit, fetcher(ctx)))
+    vertex = VertexRest.for_context(ctx)
+    progress = TaskProgress(emit, JobProgress(emit, fetcher(vertex)))
     return poll_until(
-        lambda: as_dict(client.get_pipeline_job(name=job_name)),
+        lambda: vertex.get(job_name),
         lambda job: job.get("state") in JOB_TERMINAL,
         cap=cap_for(ctx),
         timeout=timeout,

@@ -128,7 +128,7 @@ def run_pipeline_job(
             # The SDK's job ID has one-second resolution; a scheduled run or a quick rerun in the
             # same second would collide (409), so local runs add a short random suffix.
             job_id = f"{sdk_job_id}-{uuid.uuid4().hex[:6]}"
-            job_name = pipeline_jobs.create_job(context, _as_request(body), job_id)
+            job_name = pipeline_jobs.create_job(context, body, job_id)
             emit(f"created {job_name}")
             emit(f"console: {cloud.url}/console/{job_name}")  # live while the run goes on
             lasting = getattr(cloud, "lasting", False)
@@ -137,7 +137,7 @@ def run_pipeline_job(
             except KeyboardInterrupt:
                 if lasting:  # a `local up`, as Vertex AI, keeps the run going
                     raise RunInterrupted(job_name, "local-up") from None
-                context.pipeline_client().cancel_pipeline_job(name=job_name)
+                pipeline_jobs.cancel_job(context, job_name)
                 raise RunInterrupted(job_name, "cancelled") from None
             try:
                 pipeline_jobs.raise_unless_succeeded(job)
@@ -161,13 +161,9 @@ def run_pipeline_job(
 
 
 def _import_clients() -> None:
-    """The clients a local run calls: the bucket's Cloud Storage, the job's GAPIC client and
-    message."""
+    """The client a local run calls: the bucket's Cloud Storage (the job itself is created and
+    followed over REST, `vertexkit.vertex_rest`)."""
     from google.cloud import storage  # noqa: F401
-
-    from vertexkit.runtime.gapic import aiplatform_v1
-
-    aiplatform_v1.PipelineServiceClient, aiplatform_v1.PipelineJob  # noqa: B018 (loads each)
 
 
 @contextmanager
@@ -343,17 +339,6 @@ def _set_caching(spec: dict[str, Any], enable_caching: bool) -> None:
         if "dag" in component:
             for task in component["dag"]["tasks"].values():
                 task["cachingOptions"] = {"enableCache": enable_caching}
-
-
-def _as_request(body: dict[str, Any]) -> Any:
-    """Vertex's JSON as the `aiplatform_v1.PipelineJob` the GAPIC client sends."""
-    from google.protobuf import json_format
-
-    from vertexkit.runtime.gapic import aiplatform_v1  # the one type, not the package
-
-    message = aiplatform_v1.PipelineJob()
-    json_format.ParseDict(body, aiplatform_v1.PipelineJob.pb(message))
-    return message
 
 
 def _write_template(work_dir: Path, name: str, pipeline_yaml: str) -> None:

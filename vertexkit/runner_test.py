@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
 from kfp import dsl
 
 from vertexkit import pipeline_jobs, runner
@@ -62,7 +64,14 @@ def _our_request(name: str, params: dict, caching: bool | None, labels: Any) -> 
         enable_caching=caching,
         labels=labels,
     )
-    return {"id": job_id, "job": pipeline_jobs.as_dict(runner._as_request(body))}
+    return {"id": job_id, "job": pipeline_jobs.as_dict(_as_read(body))}
+
+
+def _as_read(body: dict) -> aiplatform_v1.PipelineJob:
+    """The JSON `create_job` sends, as Vertex reads it: into the API's own message type."""
+    message = aiplatform_v1.PipelineJob()
+    json_format.ParseDict(body, aiplatform_v1.PipelineJob.pb(message))
+    return message
 
 
 @pytest.mark.parametrize(

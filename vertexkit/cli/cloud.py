@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from vertexkit.cli.vertex_rest import VertexRest
 from vertexkit.context import VERTEX_ENV, CloudContext, environ_set
 from vertexkit.local_up import COMMAND, serving_env
+from vertexkit.vertex_rest import VertexRest
 
 
 @contextmanager
@@ -23,7 +23,7 @@ def context_for_command(
     project: str | None = None, region: str | None = None, home: Path | None = None
 ) -> Iterator[CloudContext]:
     """The cloud a verb talks to; while it is in use the process env points Google's clients
-    at it. Builds no client: the read verbs speak REST themselves (vertexkit/cli/vertex_rest.py)
+    at it. Builds no client: the read verbs speak REST themselves (vertexkit/vertex_rest.py)
     and never pay for the aiplatform SDK's import."""
     if os.environ.get(VERTEX_ENV) or project:
         yield CloudContext.from_env(project=project, region=region)

@@ -1,7 +1,7 @@
 """`vertexkit jobs list|show` and `vertexkit logs JOB`.
 
 `jobs` reads Vertex AI's training and prediction jobs (custom jobs, hyperparameter tuning jobs,
-training pipelines, batch prediction jobs) through the REST API (vertexkit/cli/vertex_rest.py),
+training pipelines, batch prediction jobs) through the REST API (vertexkit/vertex_rest.py),
 from the local cloud or, with `--project`, from Vertex AI: the same four lists the console's
 Training and Batch predictions pages show, as one table newest first. `logs` prints what the
 local cloud kept of a custom or tuning job.
@@ -22,8 +22,8 @@ from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, plain_console
 from vertexkit.cli.names import last_part
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
-from vertexkit.cli.vertex_rest import ServiceRefused, VertexRest, rfc3339_time
 from vertexkit.local.server import default_home
+from vertexkit.vertex_rest import ServiceRefused, VertexRest, rfc3339_time
 
 jobs_app = typer.Typer(
     no_args_is_help=True, help="Training and batch prediction jobs (custom, tuning, pipelines)."

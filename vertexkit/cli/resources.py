@@ -1,6 +1,6 @@
 """`vertexkit models list`, `vertexkit endpoints list`, `vertexkit predict`.
 
-They read through the Vertex AI REST API directly (vertexkit/cli/vertex_rest.py), so a verb
+They read through the Vertex AI REST API directly (vertexkit/vertex_rest.py), so a verb
 against a running `vertexkit local up` or Vertex AI answers without importing the aiplatform
 SDK; the rows are those the SDK's objects gave (same columns, values and formats).
 """
@@ -18,7 +18,7 @@ from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, client_error_message, plain_console
 from vertexkit.cli.names import find_by_name
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
-from vertexkit.cli.vertex_rest import ServiceRefused, VertexRest, as_proto_value, rfc3339_time
+from vertexkit.vertex_rest import ServiceRefused, VertexRest, as_proto_value, rfc3339_time
 
 models_app = typer.Typer(no_args_is_help=True, help="Models in the Model Registry.")
 endpoints_app = typer.Typer(no_args_is_help=True, help="Endpoints and their deployed models.")

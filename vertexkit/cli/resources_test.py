@@ -1,7 +1,7 @@
 """The read verbs (`models list`, `endpoints list`, `runs list`, `predict`) against the local
 cloud, checked against what the aiplatform SDK reads from the same state.
 
-The verbs speak REST themselves (vertexkit/cli/vertex_rest.py); the SDK, driven here the way
+The verbs speak REST themselves (vertexkit/vertex_rest.py); the SDK, driven here the way
 these verbs used to drive it, is the reference: every row, and the prediction's JSON, must be
 the same. Each listing also runs with a page size of 2, so it must follow `nextPageToken`.
 """
@@ -26,7 +26,8 @@ from kfp import compiler, dsl
 from sklearn.linear_model import LogisticRegression
 from typer.testing import CliRunner
 
-from vertexkit.cli import app, vertex_rest
+from vertexkit import vertex_rest
+from vertexkit.cli import app
 from vertexkit.cli.errors import USER_ERROR_EXIT, client_error_message
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud

@@ -22,10 +22,10 @@ from vertexkit.cli.options import (
     resource_id_or_name,
     spec_checked,
 )
-from vertexkit.cli.vertex_rest import ServiceRefused, rfc3339_time
 from vertexkit.context import VERTEX_ENV
 from vertexkit.local_up import running_local_up
 from vertexkit.specs.naming import validate_region
+from vertexkit.vertex_rest import ServiceRefused, rfc3339_time
 
 if TYPE_CHECKING:
     from vertexkit import scheduling
@@ -251,7 +251,7 @@ def runs_list(
     home: HomeOption = None,
 ) -> None:
     """List pipeline runs, newest first."""
-    # Through REST (vertexkit/cli/vertex_rest.py): neither kfp nor the aiplatform SDK is imported.
+    # Through REST (vertexkit/vertex_rest.py): neither kfp nor the aiplatform SDK is imported.
     with rest_for_command(project, region, home) as vertex:
         if schedule:  # an ID, resource name or (unique) display name
             schedules = vertex.list(f"{vertex.parent}/schedules", "schedules")
@@ -292,7 +292,7 @@ def runs_show(
 ) -> None:
     """Show one run: state, duration, error, and each task's state, timing, duration and the
     job it ran (`vertexkit jobs show ID`, `vertexkit logs ID`)."""
-    # Through REST (vertexkit/cli/vertex_rest.py), as `runs list`: no kfp, no aiplatform SDK.
+    # Through REST (vertexkit/vertex_rest.py), as `runs list`: no kfp, no aiplatform SDK.
     with rest_for_command(project, region, home) as vertex:
         name = run if run.startswith("projects/") else f"{vertex.parent}/pipelineJobs/{run}"
         try:

@@ -4,7 +4,7 @@ decision, the endpoint and a sample prediction.
 Everything comes from the finished PipelineJob (its task details, resolved to the pipeline's
 outputs by `vertexkit.pipeline_jobs.pipeline_outputs`), so it reads the same for every pipeline
 and for a job on Vertex AI. The endpoint is found by its display name and asked for a prediction
-over Vertex AI's REST API (`vertexkit/cli/vertex_rest.py`), with the same requests and the same
+over Vertex AI's REST API (`vertexkit/vertex_rest.py`), with the same requests and the same
 reading of the answer as `aiplatform.Endpoint.list(...)[-1].predict(...)`: the SDK would cost
 about 2 s of CPU to import for three calls, and even the three `aiplatform_v1` clients 0.2 s,
 on the cores the run's local cloud and its model server are starting on.
@@ -22,9 +22,9 @@ from google.api_core.exceptions import NotFound
 from rich.console import Console
 from rich.table import Table
 
-from vertexkit.cli.vertex_rest import VertexRest, as_proto_value
 from vertexkit.runner import FinishedRun
 from vertexkit.runtime.gcs_io import split_gs_uri
+from vertexkit.vertex_rest import VertexRest, as_proto_value
 
 
 def summarize(console: Console, run: FinishedRun) -> None:

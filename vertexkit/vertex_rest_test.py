@@ -12,14 +12,14 @@ from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.protobuf import json_format, struct_pb2
 
 from vertexkit.cli.errors import client_error_message, user_error_message
-from vertexkit.cli.vertex_rest import (
+from vertexkit.context import CloudContext
+from vertexkit.vertex_rest import (
     ServiceFailed,
     ServiceRefused,
     VertexRest,
     as_proto_value,
     rfc3339_time,
 )
-from vertexkit.context import CloudContext
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_a_5xx_is_not_the_users() -> None:
 
 def test_vertex_ai_is_reached_at_its_regional_host(monkeypatch: pytest.MonkeyPatch) -> None:
     # No Google credentials exist on this machine: only the credential lookup is left out.
-    monkeypatch.setattr("vertexkit.cli.vertex_rest._authorized_sender", lambda: None)
+    monkeypatch.setattr("vertexkit.vertex_rest._authorized_sender", lambda: None)
     reader = VertexRest.for_context(CloudContext(project="p", region="europe-west4"))
     assert reader.base_url == "https://europe-west4-aiplatform.googleapis.com"
     assert reader.parent == "projects/p/locations/europe-west4"
