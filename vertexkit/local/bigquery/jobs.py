@@ -24,6 +24,7 @@ from vertexkit.local.bigquery import (
     billing,
     geography,
     information_schema,
+    intervals,
     partitioning,
     routine_ddl,
     routines,
@@ -335,7 +336,7 @@ class JobRunner:
         SELECT has no effects, so a second run is only time)."""
         cur.complete()  # a catalog check's fetchone() may have left its result unread
         relation = cur.sql(f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}", params=params)
-        table = geography.text_columns(relation.to_arrow_table())
+        table = geography.text_columns(intervals.exportable(relation).to_arrow_table())
         if table.num_rows > SMALL_ROWS or table.nbytes > SMALL_BYTES:
             return None
         column = null_element_column(table)
