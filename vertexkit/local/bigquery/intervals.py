@@ -347,7 +347,22 @@ MACRO_TYPES = {
 }
 
 
-# -- results -----------------------------------------------------------------------------------
+# -- values in and out of the API ------------------------------------------------------------------
+def parameter(text: str) -> duckdb.Value:
+    """A query parameter or streamed cell of type INTERVAL (BigQuery's text forms) as an exact
+    DuckDB INTERVAL to bind; ValueError for a text BigQuery rejects."""
+    return duckdb.Value(to_duckdb(parse_text(text)), duckdb.sqltype("INTERVAL"))
+
+
+def refuse_interval_columns(fields: list[dict], where: str) -> None:
+    """`where` cannot carry an INTERVAL exactly (DuckDB's text or Arrow's month_day_nano would
+    leave instead of BigQuery's): refused by name."""
+    for field in fields:
+        if str(field.get("type", "")).upper() == "INTERVAL":
+            raise not_supported(f"INTERVAL columns in {where} (column {field.get('name')})")
+        refuse_interval_columns(field.get("fields") or [], where)
+
+
 def exportable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
     """A result with its INTERVAL columns as BigQuery's canonical text, ready for Arrow (whose
     month_day_nano overflows, see above); an INTERVAL inside an ARRAY or STRUCT is refused."""

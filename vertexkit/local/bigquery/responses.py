@@ -41,6 +41,7 @@ SCALAR_TO_DUCKDB = {
     "TIMESTAMP": "TIMESTAMPTZ",
     "JSON": "JSON",
     "GEOGRAPHY": "GEOMETRY",  # WKB in DuckDB's GEOMETRY: geography.py
+    "INTERVAL": "INTERVAL",  # months, days and microseconds apart, as in BigQuery: intervals.py
 }
 CANONICAL_TYPE = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "STRUCT": "RECORD"}
 DUCKDB_TO_BIGQUERY = {
