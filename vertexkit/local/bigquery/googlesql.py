@@ -362,8 +362,13 @@ def _avg(node: exp.Avg) -> exp.Expression | None:
 def may_fail(node: exp.Expression) -> bool:
     """Whether evaluating `node` can raise: DuckDB's TRY would turn that error into NULL too."""
     failing = node.find_all(exp.Func, exp.Div, exp.Bracket, exp.Cast, exp.Mod, exp.IntDiv)
-    # A number literal is cast to FLOAT64 by sql._fix_types: that cannot fail.
-    return any(not (isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal)) for n in failing)
+    # A number literal is cast to FLOAT64 by sql._fix_types: that cannot fail. bq_subtract
+    # fails only where DuckDB binds a date/time subtraction, before any row: TRY cannot hide it.
+    return any(
+        not (isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal))
+        and not (isinstance(n, exp.Anonymous) and n.name == "bq_subtract")
+        for n in failing
+    )
 
 
 def _safe_arithmetic(node: exp.Expression) -> exp.Expression:
@@ -811,9 +816,10 @@ def _to_json(node: exp.JSONFormat) -> exp.Expression:
     """TO_JSON returns JSON; TO_JSON_STRING a STRING, both compact."""
     if node.args.get("options") is not None:
         raise not_supported("TO_JSON_STRING with pretty_print")
+    value = call("bq_no_interval", node.this, exp.Literal.string("TO_JSON"))
     if node.args.get("to_json"):
-        return duck("CAST(to_json({x}) AS JSON)", x=node.this)
-    return duck("CAST(to_json({x}) AS VARCHAR)", x=node.this)
+        return duck("CAST(to_json({x}) AS JSON)", x=value)
+    return duck("CAST(to_json({x}) AS VARCHAR)", x=value)
 
 
 def _json_argument(node: exp.Func, name: str) -> exp.Expression:

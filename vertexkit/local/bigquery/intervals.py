@@ -321,6 +321,17 @@ UDFS: list[tuple[str, Callable[..., object], list[str], str]] = [
 ]  # fmt: skip
 # What the rewrites call: each UDF between DuckDB's text and its INTERVAL.
 MACROS = {
+    # A value DuckDB would write as its own interval text ('1 day'), where BigQuery writes its
+    # canonical one: refused when DuckDB binds the query (any INTERVAL, nested ones too).
+    "bq_no_interval(x, name)": """CASE WHEN typeof(x) LIKE '%INTERVAL%' THEN error('not supported '
+        || 'by the local BigQuery: ' || name || ' of an INTERVAL') ELSE x END""",
+    # `a - b` of operands whose types the query does not state (typeof is known when DuckDB
+    # binds the query, so only the branch of the operands' types remains).
+    "bq_subtract(a, b)": """CASE WHEN typeof(a) IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE')
+        AND typeof(b) = typeof(a) THEN error('not supported by the local BigQuery: DATE, '
+            || 'DATETIME or TIMESTAMP subtraction of values whose type the query does not state '
+            || '(CAST them, or use DATE_DIFF / TIMESTAMP_DIFF)')
+        ELSE a - b END""",
     "bq_make_interval(y, mo, d, h, mi, s)": (
         "CAST(bq_make_interval_text(y, mo, d, h, mi, s) AS INTERVAL)"
     ),
@@ -517,6 +528,10 @@ def subtraction(node: exp.Sub, static_type: StaticType) -> exp.Expression | None
         )
     if kinds == ("DATETIME", "DATETIME"):
         raise not_supported("DATETIME - DATETIME (use DATETIME_DIFF)")
+    if set(kinds) <= {None, "DATE", "DATETIME", "TIMESTAMP"}:
+        # Operands the query does not type: DuckDB's DATE - DATE (an INT64) and TIMESTAMP -
+        # TIMESTAMP (days split off) are refused when DuckDB binds them (bq_subtract).
+        return _call("bq_subtract", node.this, node.expression)
     return _checked_sum(node, kinds)
 
 
