@@ -46,8 +46,11 @@ class Interval:
 
     def checked(self) -> Interval:
         """This interval, or BigQuery's error for a part out of range."""
-        for name, value in (("months", self.months), ("days", self.days),
-                            ("microseconds", self.micros)):  # fmt: skip
+        for name, value in (
+            ("months", self.months),
+            ("days", self.days),
+            ("microseconds", self.micros),
+        ):
             limit = LIMITS[name]
             if not -limit <= value <= limit:
                 raise ValueError(
@@ -161,8 +164,9 @@ def parse_text(text: str) -> Interval:
     """CAST(STRING AS INTERVAL): the range form its separators name (BigQuery counts spaces,
     colons and dashes after a digit), as BigQuery reads it."""
     if text.startswith("P"):
-        raise ValueError("not supported by the local BigQuery: CAST of an ISO 8601 duration to "
-                         "INTERVAL")  # fmt: skip
+        raise ValueError(
+            "not supported by the local BigQuery: CAST of an ISO 8601 duration to INTERVAL"
+        )
     spaces, colons = text.count(" "), text.count(":")
     dashes = len(re.findall(r"(?<=\d)-", text))
     forms = {
@@ -268,8 +272,9 @@ def from_duckdb(text: str) -> Interval:
         raise ValueError(f"not supported by the local BigQuery: the interval {text!r}")
     groups = match.groupdict()
     months = int(groups["years"] or 0) * 12 + int(groups["months"] or 0)
-    time = _from_groups({key: groups[key] for key in ("tsign", "hours", "minutes", "seconds",
-                                                        "fraction")})  # fmt: skip
+    time = _from_groups(
+        {key: groups[key] for key in ("tsign", "hours", "minutes", "seconds", "fraction")}
+    )
     return Interval(months, int(groups["days"] or 0), time.micros)
 
 
@@ -486,8 +491,7 @@ def temporal_type(node: exp.Expression) -> str | None:
     """DATE / DATETIME / TIMESTAMP / TIME / INTERVAL when the node's own form says so."""
     if isinstance(node, exp.Interval) and not isinstance(node.parent, STEP_OF):
         return "INTERVAL"
-    if isinstance(node, (exp.MakeInterval, exp.JustifyDays, exp.JustifyHours,
-                         exp.JustifyInterval)):  # fmt: skip
+    if isinstance(node, (exp.MakeInterval, exp.JustifyDays, exp.JustifyHours, exp.JustifyInterval)):
         return "INTERVAL"
     if isinstance(node, exp.Anonymous) and node.name.lower() in MACRO_TYPES:
         return MACRO_TYPES[node.name.lower()]
