@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 import yaml
+from dateutil import relativedelta
 from google.api_core import exceptions
 from google.cloud import bigquery
+from google.cloud.bigquery import _helpers
 
 CORPUS = Path(__file__).parent / "googlesql_conformance"
 TYPE_NAMES = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}
@@ -43,8 +45,39 @@ CASES = [(family, case) for family, cases in FAMILIES.items() for case in cases]
 IDS = [f"{family}-{case['id']}" for family, case in CASES]
 
 
+class IntervalText(str):
+    """An INTERVAL as the client parsed it (a relativedelta), in BigQuery's canonical text."""
+
+
+def interval_text(value: relativedelta.relativedelta) -> IntervalText:
+    """relativedelta carries 24 hours into a day and 12 months into a year, so the text is of
+    the client's normalized value: compared with the corpus's text parsed the same way."""
+    months = value.years * 12 + value.months
+    micros = ((value.hours * 60 + value.minutes) * 60 + value.seconds) * 10**6 + value.microseconds
+    years, month = divmod(abs(months), 12)
+    hours, rest = divmod(abs(micros), 3600 * 10**6)
+    minutes, rest = divmod(rest, 60 * 10**6)
+    seconds, fraction = divmod(rest, 10**6)
+    text = (
+        f"{'-' if months < 0 else ''}{years}-{month} {value.days} "
+        f"{'-' if micros < 0 else ''}{hours}:{minutes}:{seconds}"
+    )
+    if fraction:  # in groups of three digits, as BigQuery writes them
+        millis, micro = divmod(fraction, 1000)
+        text += f".{millis:03d}" + (f"{micro:03d}" if micro else "")
+    return IntervalText(text)
+
+
+def client_interval(text: str) -> IntervalText:
+    """The corpus's INTERVAL text (BigQuery's canonical format) as the client would parse it."""
+    field = bigquery.SchemaField("v", "INTERVAL")
+    return interval_text(_helpers.CELL_DATA_PARSER.interval_to_py(text, field))
+
+
 def canonical(value: Any) -> Any:
     """A client value in the form the corpus writes answers in."""
+    if isinstance(value, relativedelta.relativedelta):
+        return interval_text(value)
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
         return value.astimezone(datetime.UTC).isoformat()
     if isinstance(value, (datetime.date, datetime.time, datetime.datetime)):
@@ -62,6 +95,8 @@ def canonical(value: Any) -> Any:
 
 
 def same(got: Any, expected: Any) -> bool:
+    if isinstance(got, IntervalText):  # the wire text went through the client's parser
+        return isinstance(expected, str) and got == client_interval(expected)
     if isinstance(expected, float) and isinstance(got, (int, float)):
         if math.isnan(expected):
             return math.isnan(got)

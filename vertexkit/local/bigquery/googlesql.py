@@ -18,7 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import functions, geography, json_udfs, udfs
+from vertexkit.local.bigquery import functions, geography, intervals, json_udfs, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -43,6 +43,7 @@ CONVERSION_MACROS = {
     "bq_string(x)": """CASE
         WHEN typeof(x) = 'GEOMETRY' THEN error('not supported by the local BigQuery: CAST of a '
             || 'GEOGRAPHY to STRING (use ST_ASTEXT)')
+        WHEN typeof(x) = 'INTERVAL' THEN bq_interval_string(TRY_CAST(x AS INTERVAL))
         WHEN typeof(x) IN ('DOUBLE', 'FLOAT')
             THEN regexp_replace(TRY_CAST(x AS VARCHAR), '\\.0$', '')
         WHEN typeof(x) LIKE 'DECIMAL%'
@@ -147,10 +148,12 @@ MACROS = {
     **ARRAY_MACROS,
     **APPROXIMATE_AGGREGATE_MACROS,
     **JSON_MACROS,
+    **intervals.MACROS,
 }
 
 
 def install_macros(connection: duckdb.DuckDBPyConnection) -> None:
+    udfs.install(connection, intervals.UDFS)  # before the macros that call them
     for signature, body in MACROS.items():
         connection.execute(f"CREATE OR REPLACE MACRO {signature} AS {body}")
     connection.create_function(
@@ -241,12 +244,34 @@ def static_type(node: exp.Expression) -> str | None:
         return "JSON"
     if isinstance(node, (exp.Concat, exp.Upper, exp.Lower, exp.Trim)):
         return "STRING"
-    return None
+    return _temporal_type(node)
+
+
+def _temporal_type(node: exp.Expression) -> str | None:
+    """DATE, DATETIME, TIMESTAMP, TIME or INTERVAL, where the query text says it: what
+    INTERVAL arithmetic (intervals.py) needs to know of its operands."""
+    if isinstance(node, exp.Paren):
+        return static_type(node.this)
+    if isinstance(node, exp.Neg):
+        return "INTERVAL" if static_type(node.this) == "INTERVAL" else None
+    if isinstance(node, (exp.Add, exp.Sub)):
+        kinds = {static_type(node.this), static_type(node.expression)}
+        if kinds == {"INTERVAL"}:
+            return "INTERVAL"
+        if "INTERVAL" in kinds and kinds & {"DATE", "DATETIME"}:
+            return "DATETIME"  # DATE + INTERVAL is a DATETIME in BigQuery
+        if kinds == {"INTERVAL", "TIMESTAMP"}:
+            return "TIMESTAMP"
+        return None
+    return intervals.temporal_type(node)
 
 
 # -- conversion ------------------------------------------------------------------------------------
 def _cast(node: exp.Cast) -> exp.Expression | None:
     safe = isinstance(node, exp.TryCast)
+    interval = intervals.cast(node, static_type)
+    if interval is not None:
+        return interval
     if isinstance(node.this, exp.Literal) and node.this.is_int:
         return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):
@@ -260,6 +285,9 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
 
 # -- mathematical ----------------------------------------------------------------------------------
 def _div(node: exp.Div) -> exp.Expression:
+    interval = intervals.division(node, static_type)
+    if interval is not None:
+        return interval
     if _numeric_operands(node.this, node.expression):
         return call("bq_numeric_divide", node.this, node.expression)
     return call("bq_divide", node.this, node.expression)
@@ -307,6 +335,9 @@ def _inverse_trigonometry(node: exp.Func) -> exp.Expression:
 def _mul(node: exp.Mul) -> exp.Expression | None:
     """NUMERIC * NUMERIC is NUMERIC rounded to 9 digits (DuckDB keeps 18, which reads as
     BIGNUMERIC); known where the operands' types are (literals, CASTs, table columns)."""
+    interval = intervals.multiplication(node, static_type)
+    if interval is not None:
+        return interval
     if [static_type(node.this), static_type(node.expression)] != ["NUMERIC", "NUMERIC"]:
         return None
     return duck("CAST(({a}) * ({b}) AS DECIMAL(38, 9))", a=node.this, b=node.expression)
@@ -331,8 +362,13 @@ def _avg(node: exp.Avg) -> exp.Expression | None:
 def may_fail(node: exp.Expression) -> bool:
     """Whether evaluating `node` can raise: DuckDB's TRY would turn that error into NULL too."""
     failing = node.find_all(exp.Func, exp.Div, exp.Bracket, exp.Cast, exp.Mod, exp.IntDiv)
-    # A number literal is cast to FLOAT64 by sql._fix_types: that cannot fail.
-    return any(not (isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal)) for n in failing)
+    # A number literal is cast to FLOAT64 by sql._fix_types: that cannot fail. bq_subtract
+    # fails only where DuckDB binds a date/time subtraction, before any row: TRY cannot hide it.
+    return any(
+        not (isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal))
+        and not (isinstance(n, exp.Anonymous) and n.name == "bq_subtract")
+        for n in failing
+    )
 
 
 def _safe_arithmetic(node: exp.Expression) -> exp.Expression:
@@ -428,6 +464,8 @@ def _extract(node: exp.Extract) -> exp.Expression:
             raise not_supported(f"EXTRACT(WEEK({day}))")
         return duck(f"bq_week({{x}}, {WEEKDAYS.index(day)})", x=value)
     name = part.name.upper()
+    if static_type(value) == "INTERVAL":
+        intervals.check_extract_part(name)
     template = EXTRACT_PARTS.get(name)
     if template is None:
         raise not_supported(f"EXTRACT({name})")
@@ -812,9 +850,10 @@ def _to_json(node: exp.JSONFormat) -> exp.Expression:
     """TO_JSON returns JSON; TO_JSON_STRING a STRING, both compact."""
     if node.args.get("options") is not None:
         raise not_supported("TO_JSON_STRING with pretty_print")
+    value = call("bq_no_interval", node.this, exp.Literal.string("TO_JSON"))
     if node.args.get("to_json"):
-        return duck("CAST(to_json({x}) AS JSON)", x=node.this)
-    return duck("CAST(to_json({x}) AS VARCHAR)", x=node.this)
+        return duck("CAST(to_json({x}) AS JSON)", x=value)
+    return duck("CAST(to_json({x}) AS VARCHAR)", x=value)
 
 
 def _json_argument(node: exp.Func, name: str) -> exp.Expression:
@@ -926,6 +965,14 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.CurrentDatetime: lambda n: duck("CAST(current_timestamp AS TIMESTAMP)"),
     exp.CurrentTime: lambda n: duck("CAST(CAST(current_timestamp AS TIMESTAMP) AS TIME)"),
     exp.TimestampDiff: _timestamp_diff,
+    # intervals (intervals.py)
+    exp.Interval: intervals.literal,
+    exp.MakeInterval: intervals.make_interval_call,
+    exp.JustifyDays: intervals.justify("justify_days"),
+    exp.JustifyHours: intervals.justify("justify_hours"),
+    exp.JustifyInterval: intervals.justify("justify_interval"),
+    exp.Add: lambda n: intervals.addition(n, static_type),
+    exp.Sub: lambda n: intervals.subtraction(n, static_type),
     exp.UnixToTime: _unix_to_time,
     exp.TimeToStr: format_call,
     exp.StrToTime: parse_call,

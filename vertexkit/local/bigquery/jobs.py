@@ -24,6 +24,7 @@ from vertexkit.local.bigquery import (
     billing,
     geography,
     information_schema,
+    intervals,
     partitioning,
     routine_ddl,
     routines,
@@ -335,7 +336,7 @@ class JobRunner:
         SELECT has no effects, so a second run is only time)."""
         cur.complete()  # a catalog check's fetchone() may have left its result unread
         relation = cur.sql(f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}", params=params)
-        table = geography.text_columns(relation.to_arrow_table())
+        table = geography.text_columns(intervals.exportable(relation).to_arrow_table())
         if table.num_rows > SMALL_ROWS or table.nbytes > SMALL_BYTES:
             return None
         column = null_element_column(table)
@@ -556,6 +557,7 @@ class JobRunner:
             raise QueryError(
                 "No schema specified on job or table (set schema or autodetect)", "invalid"
             )
+        intervals.refuse_interval_columns(fields or [], "a load job")  # DuckDB would read its text
         source = _reader_sql(files, source_format, config, fields)
         if exists and write == "WRITE_EMPTY" and self.warehouse.count_rows(cur, destination):
             raise Duplicate(f"Already Exists: Table {destination.bigquery_id}")
@@ -601,6 +603,9 @@ class JobRunner:
             raise NotFound(f"Not found: Bucket {bucket}")
         cur = run.cursor
         self.warehouse.require_table(cur, source)
+        intervals.refuse_interval_columns(
+            self.warehouse.table_schema(cur, source), "an extract job"
+        )
         options = _copy_options(file_format, compression, config)
         relation = source.sql
         if file_format == "NEWLINE_DELIMITED_JSON":
@@ -944,6 +949,7 @@ def _parameter_value(kind: dict, value: dict) -> Any:
         "TIME": datetime.time.fromisoformat,
         "TIMESTAMP": _parse_timestamp,
         "JSON": str,
+        "INTERVAL": intervals.parameter,
     }
     if type_name not in converters:
         raise QueryError(

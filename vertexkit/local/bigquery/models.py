@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from vertexkit.local.bigquery import geography
+from vertexkit.local.bigquery import geography, intervals
 from vertexkit.local.bigquery.farmhash import farm_fingerprint
 from vertexkit.local.bigquery.googlesql import install_macros
 from vertexkit.local.bigquery.recorder import RESULTS_TABLE, Recorder, SmallResult
@@ -500,11 +500,10 @@ class Warehouse:
         cur = self.cursor()
         try:
             projection = ", ".join(quote(column) for column in columns) if columns else "*"
-            return geography.text_columns(
-                cur.sql(
-                    f"SELECT {projection} FROM {name.sql} LIMIT {int(limit)} OFFSET {int(offset)}"
-                ).to_arrow_table()
+            page = cur.sql(
+                f"SELECT {projection} FROM {name.sql} LIMIT {int(limit)} OFFSET {int(offset)}"
             )
+            return geography.text_columns(intervals.exportable(page).to_arrow_table())
         finally:
             cur.close()
 

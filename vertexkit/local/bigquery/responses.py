@@ -41,6 +41,7 @@ SCALAR_TO_DUCKDB = {
     "TIMESTAMP": "TIMESTAMPTZ",
     "JSON": "JSON",
     "GEOGRAPHY": "GEOMETRY",  # WKB in DuckDB's GEOMETRY: geography.py
+    "INTERVAL": "INTERVAL",  # months, days and microseconds apart, as in BigQuery: intervals.py
 }
 CANONICAL_TYPE = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "STRUCT": "RECORD"}
 DUCKDB_TO_BIGQUERY = {
@@ -66,6 +67,7 @@ DUCKDB_TO_BIGQUERY = {
     "timestamp_s": "DATETIME",
     "timestamp with time zone": "TIMESTAMP",
     "time": "TIME",
+    "interval": "INTERVAL",
 }
 
 
@@ -135,8 +137,6 @@ def duckdb_to_field(name: str, kind: duckdb.typing.DuckDBPyType, nullable: bool 
     if kind.id == "geometry":
         return {"name": name, "type": "GEOGRAPHY", "mode": mode}
     bq_type = DUCKDB_TO_BIGQUERY.get(kind.id)
-    if kind.id == "interval":
-        raise not_supported("INTERVAL values in a result")
     if bq_type is None:
         raise QueryError(f"Column {name} has type {kind}, which BigQuery has no equivalent for")
     return {"name": name, "type": bq_type, "mode": mode}
@@ -212,6 +212,7 @@ def _scalar_encoder(kind: str) -> Callable[[Any], Any]:
         "TIME": lambda value: value.strftime("%H:%M:%S.%f"),
         "TIMESTAMP": _timestamp_micros,
         "JSON": lambda value: value if isinstance(value, str) else json.dumps(value),
+        "INTERVAL": str,  # already BigQuery's canonical text (intervals.exportable)
     }
     return encoders.get(kind, str)
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vertexkit.local.bigquery import geography
+from vertexkit.local.bigquery import geography, intervals
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.sql import TableName
 
@@ -95,6 +95,7 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "TIMESTAMP": _timestamp,
     "JSON": lambda v: v if isinstance(v, str) else json.dumps(v),
     "GEOGRAPHY": geography.canonical_text,
+    "INTERVAL": lambda v: intervals.parameter(str(v)),
 }
 TYPE_WORDS = {
     "INTEGER": "integer",

@@ -25,7 +25,7 @@ import grpc
 import pyarrow as pa
 from google.cloud.bigquery_storage_v1 import types
 
-from vertexkit.local.bigquery import geography
+from vertexkit.local.bigquery import geography, intervals
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.responses import LOCATION
 from vertexkit.local.bigquery.sql import TableName, quote_identifier, translate
@@ -125,6 +125,7 @@ class ReadService:
             if snapshot is not None:
                 _check_snapshot(warehouse.table_extras(cur, table), snapshot, warehouse.clock())
             fields = _selected_fields(warehouse.table_schema(cur, table), selected)
+            intervals.refuse_interval_columns(fields, "the Storage Read API")
             sql = _sql(table, fields, restriction)
         except QueryError as error:
             raise from_query_error(error) from error

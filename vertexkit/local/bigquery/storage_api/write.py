@@ -32,6 +32,7 @@ import pyarrow as pa
 from google.cloud.bigquery_storage_v1 import types
 from google.rpc import code_pb2
 
+from vertexkit.local.bigquery import intervals
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.responses import LOCATION
 from vertexkit.local.bigquery.sql import TableName
@@ -187,7 +188,9 @@ class WriteService:
         cur = warehouse.cursor()
         try:
             warehouse.require_table(cur, table)
-            return warehouse.table_schema(cur, table)
+            fields = warehouse.table_schema(cur, table)
+            intervals.refuse_interval_columns(fields, "the Storage Write API")
+            return fields
         except QueryError as error:
             raise from_query_error(error) from error
         finally:
