@@ -18,7 +18,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import functions, geography, json_udfs, udfs
+from vertexkit.local.bigquery import functions, geography, geography_checks, json_udfs, udfs
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -147,6 +147,7 @@ MACROS = {
     **ARRAY_MACROS,
     **APPROXIMATE_AGGREGATE_MACROS,
     **JSON_MACROS,
+    **geography_checks.MACROS,
 }
 
 
@@ -698,6 +699,7 @@ GEOGRAPHY_SIGNATURES = {
     "ST_DWITHIN": (3, "ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64[, BOOL])"),
     "ST_CONTAINS": (2, "ST_CONTAINS(GEOGRAPHY, GEOGRAPHY)"),
     "ST_INTERSECTS": (2, "ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY)"),
+    "ST_EQUALS": (2, "ST_EQUALS(GEOGRAPHY, GEOGRAPHY)"),
     "ST_AREA": (1, "ST_AREA(GEOGRAPHY[, BOOL])"),
     "ST_LENGTH": (1, "ST_LENGTH(GEOGRAPHY[, BOOL])"),
 }
@@ -1123,6 +1125,7 @@ def _rewrite(statement: exp.Expression) -> exp.Expression:
     using_columns_first(statement)
     widen_integer_literals(statement)
     name_columns(statement)
+    geography_checks.check(statement, static_type)
     for node in list(statement.find_all(exp.Pivot)):
         if node.args.get("unpivot") and node.parent is not None:
             _unpivot_order(node.parent)

@@ -23,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     geography,
+    geography_checks,
     information_schema,
     partitioning,
     routine_ddl,
@@ -853,6 +854,9 @@ INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
+    refused = geography_checks.refusal(text)
+    if refused:  # BigQuery's refusal of a GEOGRAPHY where it is not groupable, orderable...
+        return refused
     for prefix in (
         "Binder Error: ",
         "Parser Error: ",
