@@ -91,16 +91,30 @@ def check(statement: exp.Expression, static_type: StaticType) -> None:
     """Adds the checks to every clause of `statement` that BigQuery type-checks. Runs after
     googlesql.name_columns (every select item is named) and before the function rewrites (which
     then rewrite the copies made here as they do the originals)."""
-    for select in list(statement.find_all(exp.Select)):
+    found: dict[type, list[exp.Expression]] = {}
+    for node in statement.walk():  # one walk: this runs on every statement
+        found.setdefault(type(node), []).append(node)
+    for select in found.get(exp.Select, []):
         _name_distinct_order_terms(select)
         _check_group_by(select)  # BigQuery checks GROUP BY, then DISTINCT, then ORDER BY
         _check_distinct(select)
         _check_order_by(select)
         _check_using(select)
-    for operation in list(statement.find_all(*SET_OPERATIONS)):
-        _check_set_operation(operation)
-    _check_comparisons(statement, static_type)
-    _check_window_and_aggregate_clauses(statement)
+    for kind in SET_OPERATIONS:
+        for operation in found.get(kind, []):
+            _check_set_operation(operation)
+    for kind, message in COMPARISONS.items():
+        for node in found.get(kind, []):
+            _check_comparison(node, message, static_type)
+    for window in found.get(exp.Window, []):
+        for key in list(window.args.get("partition_by") or []):
+            _guard(key, PARTITION_BY)
+    for ordered in found.get(exp.Ordered, []):
+        _check_ordered(ordered)
+    for distinct in found.get(exp.Distinct, []):
+        if isinstance(distinct.parent, exp.AggFunc):  # COUNT(DISTINCT ...)
+            for argument in list(distinct.expressions):
+                _guard(argument, DISTINCT_ARGUMENT)
 
 
 # -- the checks' two shapes --------------------------------------------------------------------
@@ -112,13 +126,15 @@ def _refused(node: exp.Expression, message: str) -> exp.Expression:
 
 def _guard(node: exp.Expression, message: str) -> None:
     """`node` becomes itself with the check (same value, same column name)."""
-    node.replace(_guarded(node, message))
+    _guarded(node, message)
 
 
 def _guarded(node: exp.Expression, message: str) -> exp.Expression:
-    return exp.Anonymous(
-        this="bq_geography_guard", expressions=[node.copy(), exp.Literal.string(message)]
-    )
+    """The check put in `node`'s place, around `node` (moved, not copied: cheaper)."""
+    guard = exp.Anonymous(this="bq_geography_guard")
+    node.replace(guard)
+    guard.set("expressions", [node, exp.Literal.string(message)])
+    return guard
 
 
 def _where(select: exp.Select, checks: list[exp.Expression]) -> None:
@@ -167,7 +183,9 @@ def _guard_item(item: exp.Expression, message: str) -> None:
     if isinstance(item, exp.Alias):
         _guard(item.this, message)
     else:
-        item.replace(exp.alias_(_guarded(item, message), item.alias_or_name))
+        name = item.alias_or_name
+        guard = _guarded(item, message)
+        guard.replace(exp.alias_(guard.copy(), name, copy=False))
 
 
 def _star_checks(select: exp.Select, message: str) -> list[exp.Expression]:
@@ -344,31 +362,23 @@ def _operands(node: exp.Expression) -> list[exp.Expression]:
     return [node.this, *([node.expression] if node.expression else []), *node.expressions]
 
 
-def _check_comparisons(statement: exp.Expression, static_type: StaticType) -> None:
-    for node in list(statement.find_all(*COMPARISONS)):
-        if isinstance(node.parent, SYNTAX_NOT_COMPARISON):
-            continue
-        message = _not_defined(COMPARISONS[type(node)])
-        if isinstance(node, exp.In) and node.args.get("query"):
-            message = "Cannot execute IN subquery with uncomparable types GEOGRAPHY"
-        for operand in _operands(node):
-            if isinstance(operand, exp.Expression) and _may_be_geography(operand, static_type):
-                _guard(operand, message)
+def _check_comparison(node: exp.Expression, operation: str, static_type: StaticType) -> None:
+    if isinstance(node.parent, SYNTAX_NOT_COMPARISON):
+        return
+    message = _not_defined(operation)
+    if isinstance(node, exp.In) and node.args.get("query"):
+        message = "Cannot execute IN subquery with uncomparable types GEOGRAPHY"
+    for operand in _operands(node):
+        if isinstance(operand, exp.Expression) and _may_be_geography(operand, static_type):
+            _guard(operand, message)
 
 
-def _check_window_and_aggregate_clauses(statement: exp.Expression) -> None:
-    """OVER (PARTITION BY ... ORDER BY ...), ARRAY_AGG(... ORDER BY ...), COUNT(DISTINCT ...)."""
-    for window in list(statement.find_all(exp.Window)):
-        for key in list(window.args.get("partition_by") or []):
-            _guard(key, PARTITION_BY)
-    for ordered in list(statement.find_all(exp.Ordered)):
-        order = ordered.parent
-        owner = order.parent if isinstance(order, exp.Order) else None
-        if isinstance(owner, exp.Window):
-            _guard(ordered.this, WINDOW_ORDER_BY)
-        elif owner is not None and not isinstance(owner, (exp.Select, *SET_OPERATIONS)):
-            _guard(ordered.this, ORDER_BY)  # an aggregate's ORDER BY
-    for distinct in list(statement.find_all(exp.Distinct)):
-        if isinstance(distinct.parent, exp.AggFunc):
-            for argument in list(distinct.expressions):
-                _guard(argument, DISTINCT_ARGUMENT)
+def _check_ordered(ordered: exp.Ordered) -> None:
+    """ORDER BY in OVER (...) and in an aggregate (ARRAY_AGG(x ORDER BY y)); a query's own ORDER
+    BY is _check_order_by's."""
+    order = ordered.parent
+    owner = order.parent if isinstance(order, exp.Order) else None
+    if isinstance(owner, exp.Window):
+        _guard(ordered.this, WINDOW_ORDER_BY)
+    elif owner is not None and not isinstance(owner, (exp.Select, *SET_OPERATIONS)):
+        _guard(ordered.this, ORDER_BY)

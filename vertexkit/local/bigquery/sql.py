@@ -196,6 +196,7 @@ def _translate(
     _refuse_unsupported(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
     _name_namespaced_calls(statement)
+    _implicit_unnests_from_unnest(statement)
     _call_table_functions(statement, project, translation)
     _call_routines(statement, project, translation)
     _refuse_unknown_functions(statement, scope.functions)
@@ -248,6 +249,41 @@ def _translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _implicit_unnests_from_unnest(statement: exp.Expression) -> None:
+    """`FROM UNNEST(...) AS a LEFT JOIN a.items AS item`: a path that starts with a range
+    variable is an implicit UNNEST (query syntax page, its correlated LEFT JOIN example).
+    sqlglot's parser turns such paths into UNNEST after tables and subqueries, not after an
+    UNNEST's alias, which was then read as the table `a.items`."""
+    for select in statement.find_all(exp.Select):
+        source = select.args.get("from_")
+        joins = select.args.get("joins") or []
+        ranges: set[str] = set()  # the UNNEST aliases met so far, left to right
+        for item in [source.this if source else None, *(join.this for join in joins)]:
+            if isinstance(item, exp.Unnest) and item.args.get("alias"):
+                ranges.update(column.name.lower() for column in item.args["alias"].columns)
+            elif isinstance(item, exp.Table) and _path_from(item, ranges):
+                item.replace(_unnest_of_path(item))
+
+
+def _path_from(table: exp.Table, ranges: set[str]) -> bool:
+    join = table.parent
+    return (
+        isinstance(join, exp.Join)
+        and not join.args.get("on")
+        and len(table.parts) > 1
+        and table.parts[0].name.lower() in ranges
+    )
+
+
+def _unnest_of_path(table: exp.Table) -> exp.Unnest:
+    path = exp.column(*reversed([part.name for part in table.parts]))
+    unnest = exp.Unnest(expressions=[path])
+    alias = table.args.get("alias")
+    if alias is not None:
+        unnest.set("alias", exp.TableAlias(columns=[alias.this.copy()]))
+    return unnest
 
 
 NAMESPACES = ("NET", "HLL_COUNT")  # GoogleSQL's own `NAMESPACE.FUNCTION(...)` calls
