@@ -69,11 +69,14 @@ class TableName:
 
 @dataclass(frozen=True)
 class TableCall:
-    """`FROM ds.tvf(args)`: the table function called and each argument's GoogleSQL type when
-    it is a literal (None otherwise), for the signature check against the catalog."""
+    """`FROM ds.tvf(args)`: the table function called and, for the signature check against the
+    catalog, each argument's kind: its GoogleSQL type for a literal, `@name` / `?n` for a query
+    parameter (its declared type is the job's), None for another expression, which is typed by
+    DuckDB from `arguments` (each argument in DuckDB's SQL)."""
 
     name: TableName
     kinds: tuple[str | None, ...]
+    arguments: tuple[str, ...] = ()
 
 
 @dataclass
@@ -236,6 +239,7 @@ def _translate(
     if isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "TABLE":
         translation.table_options = partitioning.take_ddl_options(statement)
     googlesql.rewrite(statement, resolver)
+    translation.table_calls = _with_arguments(statement, translation.table_calls)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
         translation.replace = bool(statement.args.get("replace"))
@@ -332,6 +336,7 @@ def _call_table_functions(
 ) -> None:
     """`FROM ds.tvf(1)`, `FROM project.ds.tvf(1)`, `` FROM `project.ds.tvf`(1) ``: a table
     function's call becomes a call of its DuckDB table macro in the dataset's schema."""
+    placeholders = list(statement.find_all(exp.Placeholder))  # `?`: counted in text order
     for table in list(statement.find_all(exp.Table)):
         call = table.this
         if not isinstance(call, exp.Anonymous):
@@ -340,13 +345,35 @@ def _call_table_functions(
         if len(parts) not in (2, 3) or not all(parts):
             continue  # unqualified: the allow-list answers for the name
         name = TableName(*parts) if len(parts) == 3 else TableName(project, *parts)
-        kinds = tuple(_literal_kind(argument) for argument in call.expressions)
+        kinds = tuple(_argument_kind(argument, placeholders) for argument in call.expressions)
         table.set("catalog", None)
         table.set("db", exp.to_identifier(name.schema, quoted=True))
         table.set("this", exp.Anonymous(this=exp.to_identifier(name.table, quoted=True),
                                         expressions=call.expressions))  # fmt: skip
         table.meta[TABLE_FUNCTION_CALL] = True
         translation.table_calls.append(TableCall(name, kinds))
+
+
+def _with_arguments(statement: exp.Expression, calls: list[TableCall]) -> list[TableCall]:
+    """The calls with their arguments as rewritten, in DuckDB's SQL (found in the same order)."""
+    tables = [t for t in statement.find_all(exp.Table) if t.meta.get(TABLE_FUNCTION_CALL)]
+    if len(tables) != len(calls):
+        return calls
+    return [
+        dataclasses.replace(
+            call, arguments=tuple(a.sql(dialect="duckdb") for a in table.this.expressions)
+        )
+        for call, table in zip(calls, tables, strict=True)
+    ]
+
+
+def _argument_kind(node: exp.Expression, placeholders: list[exp.Placeholder]) -> str | None:
+    """A literal's GoogleSQL type, `@name` / `?n` for a query parameter, None otherwise."""
+    if isinstance(node, exp.Parameter):
+        return f"@{node.name}"
+    if isinstance(node, exp.Placeholder):
+        return f"?{next(i for i, p in enumerate(placeholders) if p is node)}"
+    return _literal_kind(node)
 
 
 def _literal_kind(node: exp.Expression) -> str | None:
