@@ -137,3 +137,33 @@ def test_streamed_and_loaded_values_are_parsed_as_st_geogfromtext_parses(
         (4, POLYGON_OUT),
     ]
     assert client.get_table(f"{dataset}.loaded").schema[1].field_type == "GEOGRAPHY"
+
+
+def test_geography_columns_are_neither_groupable_orderable_nor_comparable(
+    client: bigquery.Client, dataset: str
+) -> None:
+    # The 'Data type properties' table of the data types page: BigQuery refuses these while it
+    # analyses the query, so an empty table is refused too (WHERE FALSE reads no row).
+    _geography_table(client, dataset)
+    places = f"`{dataset}.places`"
+    refused = {
+        f"SELECT id FROM {places} WHERE FALSE GROUP BY g, id": "Grouping by expressions",
+        f"SELECT id FROM {places} ORDER BY g": "ORDER BY does not support",
+        f"SELECT DISTINCT * FROM {places}": "cannot be used in SELECT DISTINCT",
+        f"SELECT a.id FROM {places} a JOIN {places} b ON a.g = b.g": "Equality is not defined",
+        f"SELECT a.id FROM {places} a JOIN {places} b USING (g)": "in USING has types",
+        f"SELECT * FROM {places} EXCEPT DISTINCT SELECT * FROM {places}": "set operation",
+        f"SELECT id FROM {places} WHERE g IN (SELECT g FROM {places})": "uncomparable types",
+    }
+    for query, message in refused.items():
+        with pytest.raises(exceptions.BadRequest, match=message):
+            client.query_and_wait(query)
+    allowed = client.query_and_wait(
+        f"SELECT ST_ASTEXT(g) AS t, COUNT(*) AS n FROM {places} WHERE g IS NOT NULL "
+        f"GROUP BY t ORDER BY ST_ASTEXT(g)"
+    )
+    assert [tuple(row.values()) for row in allowed] == [("POINT(1 2)", 1), (POLYGON_OUT, 1)]
+    equal = client.query_and_wait(
+        f"SELECT a.id FROM {places} a JOIN {places} b ON ST_EQUALS(a.g, b.g) ORDER BY a.id"
+    )
+    assert [row.id for row in equal] == [1, 2]

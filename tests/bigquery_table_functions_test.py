@@ -163,6 +163,49 @@ def test_wrong_arguments_name_the_function(client: bigquery.Client, dataset: str
         client.query_and_wait(f"SELECT {dataset}.names_by_year(1950)")  # not in FROM
 
 
+def test_parameters_and_expressions_are_checked_against_the_signature(
+    client: bigquery.Client, dataset: str
+) -> None:
+    # Not only literals: a query parameter or an expression whose type does not coerce to the
+    # argument's is BigQuery's "No matching signature". What coerces is the conversion rules
+    # page's (https://cloud.google.com/bigquery/docs/reference/standard-sql/conversion_rules):
+    # INT64 to NUMERIC and FLOAT64, a STRING parameter to DATE; STRING never to INT64.
+    names_by_year(client, dataset)
+    call = f"SELECT name FROM {dataset}.names_by_year(@y) ORDER BY name"
+
+    def with_y(kind: str, value: object) -> bigquery.QueryJobConfig:
+        return bigquery.QueryJobConfig(
+            query_parameters=[bigquery.ScalarQueryParameter("y", kind, value)]
+        )
+
+    with pytest.raises(exceptions.BadRequest, match="No matching signature") as wrong:
+        client.query_and_wait(call, job_config=with_y("STRING", "1950"))
+    assert "argument types: STRING" in wrong.value.message
+    assert f"{dataset}.names_by_year(INT64)" in wrong.value.message
+    rows = client.query_and_wait(call, job_config=with_y("INT64", 1951))
+    assert [row.name for row in rows] == ["James"]
+    for argument in ("CONCAT('19', '50')", "CAST(1950 AS FLOAT64)", "CURRENT_DATE()"):
+        with pytest.raises(exceptions.BadRequest, match="No matching signature"):
+            client.query_and_wait(f"SELECT * FROM {dataset}.names_by_year({argument})")
+    rows = client.query_and_wait(f"SELECT name FROM {dataset}.names_by_year(1900 + 51)")
+    assert [row.name for row in rows] == ["James"]
+    client.query_and_wait(
+        f"CREATE TABLE FUNCTION {dataset}.since(d DATE, n NUMERIC) AS "
+        f"(SELECT name FROM {dataset}.usa_names WHERE year >= EXTRACT(YEAR FROM d) AND number > n)"
+    )
+    since = bigquery.QueryJobConfig(
+        query_parameters=[
+            bigquery.ScalarQueryParameter("d", "STRING", "1951-01-01"),  # STRING parameter: DATE
+            bigquery.ScalarQueryParameter("n", "INT64", 5),  # INT64: NUMERIC
+        ]
+    )
+    rows = client.query_and_wait(f"SELECT name FROM {dataset}.since(@d, @n)", job_config=since)
+    assert [row.name for row in rows] == ["James"]
+    with pytest.raises(exceptions.BadRequest, match="argument types: STRING, INT64"):
+        # a STRING expression is not a literal or a parameter: it does not coerce to DATE
+        client.query_and_wait(f"SELECT * FROM {dataset}.since(CONCAT('1951', '-01-01'), 5)")
+
+
 def test_drop_table_function(client: bigquery.Client, dataset: str) -> None:
     names_by_year(client, dataset)
     # DROP FUNCTION names scalar functions only: it does not find a table function

@@ -317,6 +317,16 @@ def st_contains(first: bytes, second: bytes) -> bool:
     return bool(pa_.contains(pb))
 
 
+def st_equals(first: bytes, second: bytes) -> bool:
+    """The same GEOGRAPHY value (reference): each covers the other, or both are empty; the
+    order of the points or vertices does not matter."""
+    a, b = _read(first), _read(second)
+    if a.is_empty or b.is_empty:
+        return a.is_empty and b.is_empty
+    pa_, pb = _planar(a, b, "ST_EQUALS")
+    return bool(pa_.covers(pb) and pb.covers(pa_))
+
+
 def st_distance(first: bytes, second: bytes) -> float | None:
     a, b = _read(first), _read(second)
     if a.is_empty or b.is_empty:
@@ -375,6 +385,7 @@ UDFS: list[UDF] = [
     ("bq_st_dwithin", st_dwithin, ["GEOMETRY", "GEOMETRY", "DOUBLE"], "BOOLEAN"),
     ("bq_st_contains", st_contains, ["GEOMETRY", "GEOMETRY"], "BOOLEAN"),
     ("bq_st_intersects", st_intersects, ["GEOMETRY", "GEOMETRY"], "BOOLEAN"),
+    ("bq_st_equals", st_equals, ["GEOMETRY", "GEOMETRY"], "BOOLEAN"),
     ("bq_st_area", st_area, ["GEOMETRY"], "DOUBLE"),
     ("bq_st_length", st_length, ["GEOMETRY"], "DOUBLE"),
 ]

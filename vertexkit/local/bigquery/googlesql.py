@@ -18,7 +18,14 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from vertexkit.local.bigquery import functions, geography, intervals, json_udfs, udfs
+from vertexkit.local.bigquery import (
+    functions,
+    geography,
+    geography_checks,
+    intervals,
+    json_udfs,
+    udfs,
+)
 from vertexkit.local.bigquery.formats import format_call, parse_call
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
@@ -149,6 +156,7 @@ MACROS = {
     **APPROXIMATE_AGGREGATE_MACROS,
     **JSON_MACROS,
     **intervals.MACROS,
+    **geography_checks.MACROS,
 }
 
 
@@ -528,6 +536,59 @@ def _bracket(node: exp.Bracket) -> exp.Expression:
     return call("bq_array_at", node.this, zero_based, index)
 
 
+def _unnest(node: exp.Unnest) -> exp.Expression | None:
+    if node.args.get("offset"):
+        return _unnest_with_offset(node)
+    if not isinstance(node.parent, (exp.From, exp.Join)) or len(node.expressions) != 1:
+        return None
+    if isinstance(node.expressions[0], exp.Array):
+        return None  # a literal array: sqlglot binds a STRUCT's fields as below
+    alias = node.args.get("alias")
+    columns = alias.columns if alias else []
+    if not columns:
+        return _struct_fields_as_columns(node)
+    if len(columns) == 1 and _star_over(node, columns[0].name):
+        return _struct_fields_as_columns(node, columns[0].name)
+    return None
+
+
+def _struct_fields_as_columns(node: exp.Unnest, name: str = "unnest") -> exp.Expression:
+    """`FROM t, UNNEST(t.structs)`: "For input ARRAYs of STRUCTs, UNNEST returns a row for each
+    STRUCT, with a separate column for each field in the STRUCT" (query syntax page). DuckDB's
+    UNNEST(..., max_depth => 2) in a (lateral) subquery makes those columns; an array of other
+    values keeps one column, `name`. With an alias (`AS e`, only under `SELECT *`, which
+    expands the fields), `e` names the subquery, whose row is the STRUCT."""
+    subquery = duck(
+        f"(SELECT UNNEST({{a}}, max_depth => 2) AS {quote(name)})", a=node.expressions[0]
+    )
+    if name != "unnest":
+        subquery.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+    join = node.parent
+    if isinstance(join, exp.Join) and join.side and not join.args.get("on"):
+        join.set("on", exp.true())  # LEFT JOIN UNNEST(...): a row of NULLs for an empty array
+    return subquery
+
+
+def _star_over(node: exp.Unnest, name: str) -> bool:
+    """Whether the SELECT that reads `UNNEST(...) AS name` has `*` or `name.*`. A bare `name`
+    there too is refused: the subquery's row is not NULL for a NULL element, as BigQuery's is."""
+    select = node.find_ancestor(exp.Select)
+    if select is None:
+        return False
+    star = any(
+        isinstance(item, exp.Star)
+        or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+            and item.table.lower() == name.lower())
+        for item in select.expressions
+    )  # fmt: skip
+    if star and any(
+        not column.table and column.name.lower() == name.lower()
+        for column in select.find_all(exp.Column)
+    ):
+        raise not_supported(f"SELECT * beside the whole UNNEST element {name} (name its fields)")
+    return star
+
+
 def _unnest_with_offset(node: exp.Unnest) -> exp.Expression | None:
     """WITH OFFSET counts from 0 (DuckDB's WITH ORDINALITY from 1): the element and its
     subscript, unnested side by side (a correlated array joins laterally, as in BigQuery)."""
@@ -764,6 +825,7 @@ GEOGRAPHY_SIGNATURES = {
     "ST_DWITHIN": (3, "ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64[, BOOL])"),
     "ST_CONTAINS": (2, "ST_CONTAINS(GEOGRAPHY, GEOGRAPHY)"),
     "ST_INTERSECTS": (2, "ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY)"),
+    "ST_EQUALS": (2, "ST_EQUALS(GEOGRAPHY, GEOGRAPHY)"),
     "ST_AREA": (1, "ST_AREA(GEOGRAPHY[, BOOL])"),
     "ST_LENGTH": (1, "ST_LENGTH(GEOGRAPHY[, BOOL])"),
 }
@@ -983,7 +1045,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.Bracket: _bracket,
     exp.ArraySlice: lambda n: call("bq_array_slice", n.this, n.args["start"], n.args["end"]),
     exp.GenerateTimestampArray: lambda n: duck("CAST({x} AS TIMESTAMPTZ[])", x=n),
-    exp.Unnest: _unnest_with_offset,
+    exp.Unnest: _unnest,
     # aggregates
     exp.CountIf: lambda n: duck("COUNT(CASE WHEN {x} THEN 1 END)", x=n.this),
     exp.GroupConcat: _aggregate_with_limit,
@@ -1233,6 +1295,7 @@ def _rewrite(statement: exp.Expression) -> exp.Expression:
     date_day_arithmetic(statement)
     widen_integer_literals(statement)
     name_columns(statement)
+    geography_checks.check(statement, static_type)
     for node in list(statement.find_all(exp.Pivot)):
         if node.args.get("unpivot") and node.parent is not None:
             _unpivot_order(node.parent)

@@ -23,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     geography,
+    geography_checks,
     information_schema,
     intervals,
     partitioning,
@@ -187,7 +188,7 @@ class JobRunner:
                 for name in translation.read_tables:
                     self.warehouse.require_table(cur, name)
                 self._check_partition_filters(cur, translation, str(query.get("query")))
-                routines.require_all(cur, translation)
+                routines.require_all(cur, translation, parameters_of(query))
                 for ref in translation.information_schema:
                     information_schema.register(self.warehouse, cur, ref)
                 fields = None
@@ -255,6 +256,7 @@ class JobRunner:
             config["query"], project, default_dataset, self._column_types, run.scope
         )
         params = query_parameters(config)
+        parameters = routines.Parameters(params, query_parameter_types(config))
         stats: dict[str, Any] = {
             "statementType": translation.statement_type,
             "totalBytesProcessed": "0",
@@ -264,11 +266,11 @@ class JobRunner:
         selecting = translation.statement_type == "SELECT"
         anonymous = selecting and not config.get("destinationTable")
         if anonymous:
-            self._check_before_results_dataset(project, translation, params)
+            self._check_before_results_dataset(project, translation, parameters)
         destination = self._destination(project, config, run.job) if selecting else None
         self.external.refresh(translation.read_tables)  # files read as they are now
         if destination is not None and anonymous:
-            small = self._small_query(run, translation, config["query"], params)
+            small = self._small_query(run, translation, config["query"], parameters)
             if small is not None:
                 stats["schema"] = {"fields": small[1]}
                 stats["totalRows"] = str(small[0].table.num_rows)
@@ -277,7 +279,7 @@ class JobRunner:
                 self.warehouse.record_later(run.project, run.job_id, run.job, destination, small[0])
                 return stats
         with run.transaction(destination or translation.target) as cur:
-            self._check_reads(cur, translation, config["query"])
+            self._check_reads(cur, translation, config["query"], parameters)
             if translation.statement_type in ("INSERT", "UPDATE", "DELETE", "MERGE"):
                 self.external.check_writable(cur, translation.target)
             if destination is not None and anonymous:
@@ -306,25 +308,31 @@ class JobRunner:
             self._record_in(cur, run, stats)
         return stats
 
-    def _check_reads(self, cur: duckdb.DuckDBPyConnection, translation: Any, sql: str) -> None:
+    def _check_reads(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        translation: Any,
+        sql: str,
+        parameters: routines.Parameters,
+    ) -> None:
         """What a statement reads exists (tables, routines) and may be read as written
         (partition filters); the INFORMATION_SCHEMA views it names are registered."""
         for name in translation.read_tables:
             self.warehouse.require_table(cur, name)
         self._check_partition_filters(cur, translation, sql)
-        routines.require_all(cur, translation)
+        routines.require_all(cur, translation, parameters)
         for ref in translation.information_schema:
             information_schema.register(self.warehouse, cur, ref)
 
     def _small_query(
-        self, run: RunningJob, translation: Any, sql: str, params: Any
+        self, run: RunningJob, translation: Any, sql: str, parameters: routines.Parameters
     ) -> tuple[SmallResult, list[dict]] | None:
         """An anonymous SELECT outside a transaction: it writes nothing, so none is needed
         (a BEGIN and COMMIT were 0.5 ms of a `SELECT 1`). None for a result too large to
         keep in memory: the caller runs it into its table."""
         run.raise_if_stopped()
-        self._check_reads(run.cursor, translation, sql)
-        small = self._small_result(run.cursor, translation.sql, params)
+        self._check_reads(run.cursor, translation, sql, parameters)
+        small = self._small_result(run.cursor, translation.sql, parameters.values)
         run.raise_if_stopped()
         return small
 
@@ -370,7 +378,9 @@ class JobRunner:
                 required[f"{name.project}.{name.dataset}.{name.table}"] = column
         partitioning.check_partition_filters(sql, required)
 
-    def _check_before_results_dataset(self, project: str, translation: Any, params: Any) -> None:
+    def _check_before_results_dataset(
+        self, project: str, translation: Any, parameters: routines.Parameters
+    ) -> None:
         """The anonymous dataset is made by the project's first valid query only: a failing
         first query must leave no trace in the catalog. So that query is planned (LIMIT 0, no
         rows read) in a transaction that is rolled back before the dataset is made; later
@@ -382,10 +392,12 @@ class JobRunner:
         try:
             for name in translation.read_tables:
                 self.warehouse.require_table(cur, name)
-            routines.require_all(cur, translation)
+            routines.require_all(cur, translation, parameters)
             for ref in translation.information_schema:
                 information_schema.register(self.warehouse, cur, ref)
-            cur.execute(f"SELECT * FROM ({translation.sql}) AS first_query LIMIT 0", params)
+            cur.execute(
+                f"SELECT * FROM ({translation.sql}) AS first_query LIMIT 0", parameters.values
+            )
         finally:
             with contextlib.suppress(duckdb.Error):
                 cur.execute("ROLLBACK")
@@ -858,6 +870,9 @@ INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
+    refused = geography_checks.refusal(text)
+    if refused:  # BigQuery's refusal of a GEOGRAPHY where it is not groupable, orderable...
+        return refused
     for prefix in (
         "Binder Error: ",
         "Parser Error: ",
@@ -915,6 +930,38 @@ def query_parameters(config: dict) -> Any:
         _parameter_value(p.get("parameterType") or {}, p.get("parameterValue") or {})
         for p in parameters
     ]
+
+
+def query_parameter_types(config: dict) -> dict[str, str]:
+    """Each query parameter's GoogleSQL type, by `@name` (lower case) and by `?n` (position),
+    for the signature check of a table function's call (routines.Parameters)."""
+    types = {}
+    for position, parameter in enumerate(config.get("queryParameters") or []):
+        kind = _parameter_type_sql(parameter.get("parameterType") or {})
+        types[f"?{position}"] = kind
+        if parameter.get("name"):
+            types[f"@{parameter['name'].lower()}"] = kind
+    return types
+
+
+LEGACY_PARAMETER_TYPES = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}
+
+
+def _parameter_type_sql(kind: dict) -> str:
+    name = str(kind.get("type", "")).upper()
+    if name == "ARRAY":
+        return f"ARRAY<{_parameter_type_sql(kind.get('arrayType') or {})}>"
+    if name == "STRUCT":
+        members = ", ".join(
+            f"{m.get('name')} {_parameter_type_sql(m.get('type') or {})}"
+            for m in kind.get("structTypes") or []
+        )
+        return f"STRUCT<{members}>"
+    return LEGACY_PARAMETER_TYPES.get(name, name)
+
+
+def parameters_of(config: dict) -> routines.Parameters:
+    return routines.Parameters(query_parameters(config), query_parameter_types(config))
 
 
 def _parameter_value(kind: dict, value: dict) -> Any:

@@ -25,6 +25,7 @@ import base64
 import hashlib
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -34,7 +35,7 @@ from sqlglot.errors import ParseError
 
 from vertexkit.local.bigquery.functions import GOOGLESQL_FUNCTIONS
 from vertexkit.local.bigquery.models import META_SCHEMA, Duplicate, NotFound, Warehouse
-from vertexkit.local.bigquery.query_error import QueryError
+from vertexkit.local.bigquery.query_error import QueryError, not_supported
 from vertexkit.local.bigquery.responses import duckdb_to_field, quote
 from vertexkit.local.bigquery.routine_types import field_data_type, table_type_sql, type_sql
 from vertexkit.local.bigquery.sql import TableCall, TableName, Translation, translate
@@ -288,44 +289,100 @@ def require(cur: duckdb.DuckDBPyConnection, name: TableName) -> None:
                          "in an expression; call it in a FROM clause")  # fmt: skip
 
 
-def require_all(cur: duckdb.DuckDBPyConnection, translation: Translation) -> None:
+@dataclass(frozen=True)
+class Parameters:
+    """A job's query parameters: the values DuckDB binds, and each one's GoogleSQL type by
+    `@name` (lower case) or `?n` (its position), as TableCall.kinds name them."""
+
+    values: Any = None
+    types: dict[str, str] = field(default_factory=dict)
+
+
+def require_all(
+    cur: duckdb.DuckDBPyConnection, translation: Translation, parameters: Parameters | None = None
+) -> None:
     """Every routine a statement calls exists as the kind it is called as, and each table
-    function call matches its signature."""
+    function call matches its signature. No `parameters`: a routine's body, whose calls'
+    arguments may be its own parameters, typed only where it is called."""
     for name in translation.routines:
         require(cur, name)
     for call in translation.table_calls:
-        require_table_call(cur, call)
+        require_table_call(cur, call, parameters)
 
 
-# literal kinds -> the argument types each coerces to (GoogleSQL's literal coercion)
-COERCIONS = {
-    "INT64": ("INT64", "NUMERIC", "BIGNUMERIC", "FLOAT64"),
-    "FLOAT64": ("FLOAT64",),
-    "STRING": ("STRING", "DATE", "DATETIME", "TIME", "TIMESTAMP"),
-    "BOOL": ("BOOL",),
+# What an argument's type coerces to, by where the value comes from (conversion rules page,
+# https://cloud.google.com/bigquery/docs/reference/standard-sql/conversion_rules: the
+# "Coerce to" column for any expression, then "Literal coercion" and "Parameter coercion").
+EXPRESSION_COERCIONS = {
+    "INT64": ("NUMERIC", "BIGNUMERIC", "FLOAT64"),
+    "NUMERIC": ("BIGNUMERIC", "FLOAT64"),
+    "BIGNUMERIC": ("FLOAT64",),
+    "DATE": ("DATETIME",),
 }
+DATE_AND_TIME = ("DATE", "DATETIME", "TIME", "TIMESTAMP")
+LITERAL_COERCIONS = {"STRING": DATE_AND_TIME}
+PARAMETER_COERCIONS = {"STRING": DATE_AND_TIME}
 
 
-def require_table_call(cur: duckdb.DuckDBPyConnection, call: TableCall) -> None:
+def _coerces(kind: str, declared: str, extra: dict[str, tuple[str, ...]]) -> bool:
+    return (
+        kind in ("NULL", declared)
+        or declared in EXPRESSION_COERCIONS.get(kind, ())
+        or declared in extra.get(kind, ())
+    )
+
+
+def require_table_call(
+    cur: duckdb.DuckDBPyConnection, call: TableCall, parameters: Parameters | None
+) -> None:
     """`FROM ds.tvf(args)`: the table function exists and takes these arguments; a wrong count
-    or a literal of a type its parameter does not take is BigQuery's "No matching signature"
-    (arguments that are not literals are cast to the parameter's type when the query runs)."""
+    or an argument of a type that does not coerce to its parameter's is BigQuery's "No matching
+    signature". Literals and query parameters are typed as written; another expression by
+    DuckDB (LIMIT 0: no row read)."""
     name = call.name
     stored = load(cur, name)
     if stored is None or stored["routineType"] != TABLE_FUNCTION:
         raise QueryError(f"Table-valued function not found: {name.dataset}.{name.table}")
     declared = [type_sql(a["dataType"], "dataType") for a in stored.get("arguments") or []]
-    fits = len(declared) == len(call.kinds) and all(
-        kind in (None, "NULL") or want in COERCIONS.get(kind, (kind,))
-        for kind, want in zip(call.kinds, declared, strict=True)
+    typed = [_argument_type(cur, call, i, parameters) for i in range(len(call.kinds))]
+    fits = len(declared) == len(typed) and all(
+        kind is None or _coerces(kind, want, extra)
+        for (kind, extra), want in zip(typed, declared, strict=True)
     )
     if not fits:
-        given = ", ".join(kind or "?" for kind in call.kinds) or "no arguments"
+        given = ", ".join(kind or "?" for kind, _ in typed) or "no arguments"
         raise QueryError(
             f"No matching signature for table-valued function {name.dataset}.{name.table} for "
             f"argument types: {given}. Supported signature: {name.dataset}.{name.table}"
             f"({', '.join(declared)})"
         )
+
+
+def _argument_type(
+    cur: duckdb.DuckDBPyConnection, call: TableCall, index: int, parameters: Parameters | None
+) -> tuple[str | None, dict[str, tuple[str, ...]]]:
+    """The index-th argument's GoogleSQL type (None: not known in a routine's body), and the
+    coercions its source adds."""
+    kind = call.kinds[index]
+    if kind is not None and not kind.startswith(("@", "?")):
+        return kind, LITERAL_COERCIONS
+    if parameters is None or index >= len(call.arguments):
+        return None, {}
+    if kind is not None:
+        key = kind.lower() if kind.startswith("@") else kind
+        if key not in parameters.types:
+            raise QueryError(f"Query parameter '{kind.lstrip('@?')}' not found")
+        return parameters.types[key], PARAMETER_COERCIONS
+    return _expression_type(cur, call.arguments[index], parameters), {}
+
+
+def _expression_type(cur: duckdb.DuckDBPyConnection, sql: str, parameters: Parameters) -> str:
+    if "?" in re.sub(r"'(?:[^']|'')*'", "", sql):
+        raise not_supported("a table function argument computed from a positional parameter")
+    named = set(re.findall(r"\$(\w+)", sql))
+    values = {k: v for k, v in (parameters.values or {}).items() if k in named} or None
+    kind = cur.execute(f"SELECT {sql} AS argument LIMIT 0", values).description[0][1]
+    return type_sql(field_data_type(duckdb_to_field("argument", kind)), "argument")
 
 
 def routine_not_found(name: TableName) -> NotFound:

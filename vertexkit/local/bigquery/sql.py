@@ -69,11 +69,14 @@ class TableName:
 
 @dataclass(frozen=True)
 class TableCall:
-    """`FROM ds.tvf(args)`: the table function called and each argument's GoogleSQL type when
-    it is a literal (None otherwise), for the signature check against the catalog."""
+    """`FROM ds.tvf(args)`: the table function called and, for the signature check against the
+    catalog, each argument's kind: its GoogleSQL type for a literal, `@name` / `?n` for a query
+    parameter (its declared type is the job's), None for another expression, which is typed by
+    DuckDB from `arguments` (each argument in DuckDB's SQL)."""
 
     name: TableName
     kinds: tuple[str | None, ...]
+    arguments: tuple[str, ...] = ()
 
 
 @dataclass
@@ -196,6 +199,7 @@ def _translate(
     _refuse_unsupported(statement)
     translation = Translation(sql="", statement_type=_statement_type(statement))
     _name_namespaced_calls(statement)
+    _implicit_unnests_from_unnest(statement)
     _call_table_functions(statement, project, translation)
     _call_routines(statement, project, translation)
     _refuse_unknown_functions(statement, scope.functions)
@@ -235,6 +239,7 @@ def _translate(
     if isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "TABLE":
         translation.table_options = partitioning.take_ddl_options(statement)
     googlesql.rewrite(statement, resolver)
+    translation.table_calls = _with_arguments(statement, translation.table_calls)
     if isinstance(statement, exp.Create):
         translation.create_kind = str(statement.args.get("kind") or "TABLE").upper()
         translation.replace = bool(statement.args.get("replace"))
@@ -248,6 +253,41 @@ def _translate(
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
         raise QueryError(f"No matching signature for a function call: {error!r}") from error
     return translation
+
+
+def _implicit_unnests_from_unnest(statement: exp.Expression) -> None:
+    """`FROM UNNEST(...) AS a LEFT JOIN a.items AS item`: a path that starts with a range
+    variable is an implicit UNNEST (query syntax page, its correlated LEFT JOIN example).
+    sqlglot's parser turns such paths into UNNEST after tables and subqueries, not after an
+    UNNEST's alias, which was then read as the table `a.items`."""
+    for select in statement.find_all(exp.Select):
+        source = select.args.get("from_")
+        joins = select.args.get("joins") or []
+        ranges: set[str] = set()  # the UNNEST aliases met so far, left to right
+        for item in [source.this if source else None, *(join.this for join in joins)]:
+            if isinstance(item, exp.Unnest) and item.args.get("alias"):
+                ranges.update(column.name.lower() for column in item.args["alias"].columns)
+            elif isinstance(item, exp.Table) and _path_from(item, ranges):
+                item.replace(_unnest_of_path(item))
+
+
+def _path_from(table: exp.Table, ranges: set[str]) -> bool:
+    join = table.parent
+    return (
+        isinstance(join, exp.Join)
+        and not join.args.get("on")
+        and len(table.parts) > 1
+        and table.parts[0].name.lower() in ranges
+    )
+
+
+def _unnest_of_path(table: exp.Table) -> exp.Unnest:
+    path = exp.column(*reversed([part.name for part in table.parts]))
+    unnest = exp.Unnest(expressions=[path])
+    alias = table.args.get("alias")
+    if alias is not None:
+        unnest.set("alias", exp.TableAlias(columns=[alias.this.copy()]))
+    return unnest
 
 
 NAMESPACES = ("NET", "HLL_COUNT")  # GoogleSQL's own `NAMESPACE.FUNCTION(...)` calls
@@ -296,6 +336,7 @@ def _call_table_functions(
 ) -> None:
     """`FROM ds.tvf(1)`, `FROM project.ds.tvf(1)`, `` FROM `project.ds.tvf`(1) ``: a table
     function's call becomes a call of its DuckDB table macro in the dataset's schema."""
+    placeholders = list(statement.find_all(exp.Placeholder))  # `?`: counted in text order
     for table in list(statement.find_all(exp.Table)):
         call = table.this
         if not isinstance(call, exp.Anonymous):
@@ -304,13 +345,35 @@ def _call_table_functions(
         if len(parts) not in (2, 3) or not all(parts):
             continue  # unqualified: the allow-list answers for the name
         name = TableName(*parts) if len(parts) == 3 else TableName(project, *parts)
-        kinds = tuple(_literal_kind(argument) for argument in call.expressions)
+        kinds = tuple(_argument_kind(argument, placeholders) for argument in call.expressions)
         table.set("catalog", None)
         table.set("db", exp.to_identifier(name.schema, quoted=True))
         table.set("this", exp.Anonymous(this=exp.to_identifier(name.table, quoted=True),
                                         expressions=call.expressions))  # fmt: skip
         table.meta[TABLE_FUNCTION_CALL] = True
         translation.table_calls.append(TableCall(name, kinds))
+
+
+def _with_arguments(statement: exp.Expression, calls: list[TableCall]) -> list[TableCall]:
+    """The calls with their arguments as rewritten, in DuckDB's SQL (found in the same order)."""
+    tables = [t for t in statement.find_all(exp.Table) if t.meta.get(TABLE_FUNCTION_CALL)]
+    if len(tables) != len(calls):
+        return calls
+    return [
+        dataclasses.replace(
+            call, arguments=tuple(a.sql(dialect="duckdb") for a in table.this.expressions)
+        )
+        for call, table in zip(calls, tables, strict=True)
+    ]
+
+
+def _argument_kind(node: exp.Expression, placeholders: list[exp.Placeholder]) -> str | None:
+    """A literal's GoogleSQL type, `@name` / `?n` for a query parameter, None otherwise."""
+    if isinstance(node, exp.Parameter):
+        return f"@{node.name}"
+    if isinstance(node, exp.Placeholder):
+        return f"?{next(i for i, p in enumerate(placeholders) if p is node)}"
+    return _literal_kind(node)
 
 
 def _literal_kind(node: exp.Expression) -> str | None:
