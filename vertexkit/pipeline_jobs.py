@@ -144,8 +144,8 @@ def follow(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Polls the job until it ends, printing task changes; returns the final job as JSON."""
-    from vertexkit.runtime.polling import cap_for
-    from vertexkit.vertex_rest import VertexRest
+    from vertexkit.runtime.polling import TRANSIENT_ERRORS, cap_for
+    from vertexkit.vertex_rest import TRANSIENT, VertexRest
 
     vertex = VertexRest.for_context(ctx)
     progress = TaskProgress(emit, JobProgress(emit, fetcher(vertex)))
@@ -157,6 +157,7 @@ def follow(
         describe=f"pipeline job {job_name}",
         on_poll=progress.observe,
         progress=lambda job: (task_states(job), progress.changes()),
+        transient=TRANSIENT_ERRORS + TRANSIENT,
     )
 
 

@@ -54,6 +54,19 @@ class ServiceFailed(RuntimeError):
     """A 5xx (or other non-2xx) answer: the service's fault, not the user's."""
 
 
+class TooManyRequests(ServiceRefused):
+    """A 429: refused for now, worth asking again later (Google's retry guidance)."""
+
+
+class ServiceUnavailable(ServiceFailed):
+    """A 500, 502, 503 or 504: the service hiccuped, worth asking again later."""
+
+
+# What a poll (`pipeline_jobs.follow`) survives, as google.api_core's transient errors are there.
+TRANSIENT = (TooManyRequests, ServiceUnavailable, ConnectionError)
+_UNAVAILABLE = {500, 502, 503, 504}
+
+
 class VertexRest:
     """GET and POST JSON under one Vertex AI endpoint (`https://REGION-aiplatform...` or the
     local cloud's `http://127.0.0.1:PORT`)."""
@@ -96,9 +109,12 @@ class VertexRest:
         if 200 <= status < 300:
             return json.loads(text) if text.strip() else {}
         reason = _error_message(text)
+        if status == 429:
+            raise TooManyRequests(status, reason)
         if 400 <= status < 500:
             raise ServiceRefused(status, reason)
-        raise ServiceFailed(f"{status} {method} {url}: {reason}")
+        failed = ServiceUnavailable if status in _UNAVAILABLE else ServiceFailed
+        raise failed(f"{status} {method} {url}: {reason}")
 
 
 def _error_message(text: str) -> str:
@@ -129,18 +145,26 @@ def _send_plain(method: str, url: str, body: dict[str, Any] | None) -> Answer:
     except urllib.error.HTTPError as refusal:
         with refusal:
             return refusal.code, refusal.read().decode(errors="replace")
+    except urllib.error.URLError as unreached:  # a refused or reset connection, as a poll knows it
+        if isinstance(unreached.reason, ConnectionError):
+            raise unreached.reason from None
+        raise
 
 
 def _authorized_sender() -> Sender:
     """Vertex AI: Google's default credentials and an authorized session (refreshes tokens)."""
     import google.auth
+    import requests
     from google.auth.transport.requests import AuthorizedSession
 
     credentials, _ = google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
     session = AuthorizedSession(credentials)
 
     def send(method: str, url: str, body: dict[str, Any] | None) -> Answer:
-        answer = session.request(method, url, json=body, timeout=TIMEOUT_S)
+        try:
+            answer = session.request(method, url, json=body, timeout=TIMEOUT_S)
+        except requests.ConnectionError as unreached:  # as a poll knows it
+            raise ConnectionError(str(unreached)) from unreached
         return answer.status_code, answer.text
 
     return send

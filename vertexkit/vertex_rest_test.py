@@ -14,9 +14,13 @@ from google.protobuf import json_format, struct_pb2
 from vertexkit.cli.errors import client_error_message, user_error_message
 from vertexkit.context import CloudContext
 from vertexkit.vertex_rest import (
+    TRANSIENT,
     ServiceFailed,
     ServiceRefused,
+    ServiceUnavailable,
+    TooManyRequests,
     VertexRest,
+    _send_plain,
     as_proto_value,
     rfc3339_time,
 )
@@ -98,6 +102,24 @@ def test_a_4xx_is_worded_as_the_sdks_client_error(status: int, body: str, reason
     sdk_error = exceptions.from_http_status(status, f"GET http://x/v1/models: {reason}")
     assert client_error_message(refused.value) == client_error_message(sdk_error)
     assert str(refused.value) == client_error_message(sdk_error)  # what the CLI prints
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(429, TooManyRequests), (500, ServiceUnavailable), (503, ServiceUnavailable)],
+)
+def test_the_statuses_googles_retry_guidance_retries_are_transient(status: int, kind: type) -> None:
+    # https://cloud.google.com/storage/docs/retry-strategy: 408, 429 and 5xx are retried;
+    # a poll (`pipeline_jobs.follow`) asks again on these, as on google.api_core's.
+    with pytest.raises(kind) as raised:
+        _answering(status, "").get("x")
+    assert isinstance(raised.value, TRANSIENT)
+
+
+def test_an_unreachable_service_is_a_connection_error() -> None:
+    reader = VertexRest("http://127.0.0.1:1", "projects/p/locations/us-central1", _send_plain)
+    with pytest.raises(ConnectionError):
+        reader.get("x")  # port 1: nothing listens, the connection is refused
 
 
 def test_a_5xx_is_not_the_users() -> None:

@@ -81,14 +81,15 @@ def poll_until(
     on_poll: Callable[[T], None] | None = None,
     progress: Callable[[T], object] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    transient: tuple[type[BaseException], ...] = TRANSIENT_ERRORS,
 ) -> T:
     """Calls `fetch` until `is_done(result)`, sleeping with backoff between calls.
 
-    Transient errors (connection resets, 429/500/503) are retried up to TRANSIENT_RETRY_LIMIT times
-    in a row; anything else propagates. `timeout` (seconds) raises PollTimeout. A change in
-    `progress(result)` starts the backoff over; without it the delays only grow (a resource
-    whose GET changes on every call, a BigQuery job's running statistics, must not keep the
-    first delay).
+    Transient errors (`transient`: connection resets, 429/500/503 as google.api_core raises
+    them) are retried up to TRANSIENT_RETRY_LIMIT times in a row; anything else propagates.
+    `timeout` (seconds) raises PollTimeout. A change in `progress(result)` starts the backoff
+    over; without it the delays only grow (a resource whose GET changes on every call, a
+    BigQuery job's running statistics, must not keep the first delay).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     failures_in_a_row = 0
@@ -98,7 +99,7 @@ def poll_until(
         try:
             result = fetch()
             failures_in_a_row = 0
-        except TRANSIENT_ERRORS as error:
+        except transient as error:
             failures_in_a_row += 1
             if failures_in_a_row >= TRANSIENT_RETRY_LIMIT:
                 raise

@@ -3,11 +3,9 @@ properties'); DuckDB's GEOMETRY, which stores it locally, is all three. So each 
 BigQuery checks a type for one of these properties gets a check that DuckDB runs while it binds
 the statement: before any row is read, as BigQuery refuses a query whatever rows it would see.
 
-The check is the macro `bq_geography_refused(x, message)`: TRUE, folded to a constant by DuckDB's
-optimizer, unless the type of x holds a GEOMETRY, when binding fails. DuckDB resolves `typeof(x)`
-while binding and `struct_extract` needs a constant key, so a key built from the type fails the
-bind with "Could not find key ... in struct"; jobs._duckdb_message reads BigQuery's message back
-out of it. `bq_geography_guard(x, message)` is x itself with that check, for operands.
+The check is the macro `bq_geography_refused(x, message)`: TRUE, unless the type of x holds a
+GEOMETRY, when binding fails (`bind_refusal`). `bq_geography_guard(x, message)` is x itself with
+that check, for operands.
 
 The messages are ZetaSQL's (google/zetasql: zetasql/analyzer/resolver_query.cc,
 analytic_function_resolver.cc, set_operation_resolver_base.cc, resolver_expr.cc and
@@ -22,22 +20,16 @@ from collections.abc import Callable, Iterator
 
 from sqlglot import exp
 
-REFUSED = "bq-refused: "  # the struct key's prefix, read back by `refusal`
+from vertexkit.local.bigquery.bind_refusal import refused_when
+
 MACROS = {
     # (^|[^,(] )GEOMETRY: the type itself, or a STRUCT field's or ARRAY element's type (a field
     # named GEOMETRY follows "(" or ", ").
-    "bq_geography_refused(x, message)": f"""struct_extract({{'ok': TRUE}},
-        CASE WHEN regexp_matches(typeof(x), '(^|[^,(] )GEOMETRY') THEN '{REFUSED}' || message
-        ELSE 'ok' END)""",
+    "bq_geography_refused(x, message)": refused_when(
+        "regexp_matches(typeof(x), '(^|[^,(] )GEOMETRY')", "message"
+    ),
     "bq_geography_guard(x, message)": "CASE WHEN bq_geography_refused(x, message) THEN x END",
 }
-REFUSAL = re.compile(rf'Could not find key "{REFUSED}(.*)" in struct')
-
-
-def refusal(duckdb_message: str) -> str | None:
-    """BigQuery's message when DuckDB's error is one of these checks failing, else None."""
-    match = REFUSAL.search(duckdb_message)
-    return match.group(1) if match else None
 
 
 def _not_defined(operation: str) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import duckdb
 from sqlglot import exp
 
+from vertexkit.local.bigquery.bind_refusal import refused_when
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
 
 MICROS_PER_SECOND = 10**6
@@ -328,15 +329,22 @@ UDFS: list[tuple[str, Callable[..., object], list[str], str]] = [
 MACROS = {
     # A value DuckDB would write as its own interval text ('1 day'), where BigQuery writes its
     # canonical one: refused when DuckDB binds the query (any INTERVAL, nested ones too).
-    "bq_no_interval(x, name)": """CASE WHEN typeof(x) LIKE '%INTERVAL%' THEN error('not supported '
-        || 'by the local BigQuery: ' || name || ' of an INTERVAL') ELSE x END""",
+    "bq_no_interval(x, name)": "CASE WHEN "
+    + refused_when(
+        "typeof(x) LIKE '%INTERVAL%'",
+        "'not supported by the local BigQuery: ' || name || ' of an INTERVAL'",
+    )
+    + " THEN x END",
     # `a - b` of operands whose types the query does not state (typeof is known when DuckDB
     # binds the query, so only the branch of the operands' types remains).
-    "bq_subtract(a, b)": """CASE WHEN typeof(a) IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE')
-        AND typeof(b) = typeof(a) THEN error('not supported by the local BigQuery: DATE, '
-            || 'DATETIME or TIMESTAMP subtraction of values whose type the query does not state '
-            || '(CAST them, or use DATE_DIFF / TIMESTAMP_DIFF)')
-        ELSE a - b END""",
+    "bq_subtract(a, b)": "CASE WHEN "
+    + refused_when(
+        "typeof(a) IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE') AND typeof(b) = typeof(a)",
+        "'not supported by the local BigQuery: DATE, DATETIME or TIMESTAMP subtraction of "
+        "values whose type the query does not state (CAST them, or use DATE_DIFF / "
+        "TIMESTAMP_DIFF)'",
+    )
+    + " THEN a - b END",
     "bq_make_interval(y, mo, d, h, mi, s)": (
         "CAST(bq_make_interval_text(y, mo, d, h, mi, s) AS INTERVAL)"
     ),

@@ -22,8 +22,8 @@ import duckdb
 
 from vertexkit.local.bigquery import (
     billing,
+    bind_refusal,
     geography,
-    geography_checks,
     information_schema,
     intervals,
     partitioning,
@@ -870,8 +870,8 @@ INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 
 def _duckdb_message(error: duckdb.Error) -> str:
     text = str(error).strip()
-    refused = geography_checks.refusal(text)
-    if refused:  # BigQuery's refusal of a GEOGRAPHY where it is not groupable, orderable...
+    refused = bind_refusal.refusal(text)
+    if refused:  # a refusal at bind: a GEOGRAPHY where it is not groupable, an INTERVAL...
         return refused
     for prefix in (
         "Binder Error: ",
