@@ -106,6 +106,7 @@ class BigQueryService(Lifecycle):
 
     def close(self) -> None:
         self.jobs.running.stop_all(STOP_WAIT_S)
+        self.jobs.threads.close()
         self.warehouse.close()
 
     def routes(self) -> list[BaseRoute]:
