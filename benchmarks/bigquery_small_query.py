@@ -11,7 +11,8 @@ threads that ended meanwhile (a job's) count in the process's time. The target i
 TARGET_SERVER_CPU_MS for `SELECT 1`, printed with its verdict. On Linux the server's CPU is also
 split by thread (/proc/self/task): the event loop (HTTP parsing, routing, middleware), the
 request worker threads (the handlers), the job threads (the query itself), the job record
-writer, and what threads that ended during the calls used.
+writer, and what threads that ended during the calls used (/proc counts in 10 ms ticks, so a
+line may be off by 10 ms / SAMPLES, and the last one a little below zero).
 
 PROFILE=path writes a cProfile of the server's request path (every thread) for `SELECT 1`, in
 CPU time (each thread's own clock, so a thread waiting costs nothing), from a second cloud of
