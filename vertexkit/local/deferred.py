@@ -50,6 +50,10 @@ class Once(Generic[T]):
             raise self._error
         return self._value  # type: ignore[return-value]
 
+    def finished(self) -> bool:
+        """The build has run (built or failed): `get` will not wait."""
+        return self._done
+
     def built(self) -> T | None:
         """The value once built (waiting for a build in progress), else None: for `close`."""
         with self._lock:
@@ -76,7 +80,9 @@ class Deferred(Once[S], Lifecycle):
         return [_PrefixRoute(self.prefixes, self._dispatch)]
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
-        service = await run_in_threadpool(self.get)
+        # Once built (or failed), `get` returns at once: no worker thread to hand it to, which
+        # was a thread round trip on every request.
+        service = self.get() if self.finished() else await run_in_threadpool(self.get)
         if self._router is None:
             # The same matching as when the service's routes stood in the app: a path it does
             # not serve, or a method it does not take, reaches the catch-all (a JSON 404).

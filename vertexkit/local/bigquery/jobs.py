@@ -53,7 +53,12 @@ from vertexkit.local.bigquery.responses import (
     field_to_duckdb,
     quote,
 )
-from vertexkit.local.bigquery.running import RunningJob, RunningJobs, cancelled_error
+from vertexkit.local.bigquery.running import (
+    JobThreads,
+    RunningJob,
+    RunningJobs,
+    cancelled_error,
+)
 from vertexkit.local.bigquery.sql import QueryError, TableName, quote_literal, translate
 from vertexkit.local.errors import ApiError
 
@@ -74,6 +79,7 @@ class JobRunner:
         self.warehouse = warehouse
         self.storage = storage
         self.running = RunningJobs()
+        self.threads = JobThreads()
         self.external = ExternalTables(self)
 
     # -- entry point --------------------------------------------------------------------------
@@ -110,10 +116,7 @@ class JobRunner:
         timeout_ms = job["configuration"].get("jobTimeoutMs")
         if timeout_ms:
             run.stop_after(int(timeout_ms))
-        thread = threading.Thread(
-            target=self._execute, args=(run, kind, upload), daemon=True, name=f"bq-{run.job_id}"
-        )
-        thread.start()
+        self.threads.run(lambda: self._execute(run, kind, upload), f"bq-{run.job_id}")
         return run
 
     def cancel(self, project: str, job_id: str, wait_s: float) -> None:
@@ -123,6 +126,7 @@ class JobRunner:
             run.done.wait(wait_s)
 
     def _execute(self, run: RunningJob, kind: str, upload: Path | None) -> None:
+        threading.current_thread().name = f"bq-{run.job_id}"  # a reused thread: this job's now
         try:
             statistics = getattr(self, f"_{kind}")(
                 run.project, run.job["configuration"][kind], run, upload

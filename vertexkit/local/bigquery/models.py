@@ -362,11 +362,13 @@ class Warehouse:
         """A query's small result not (yet) made a DuckDB table, from memory or its bytes."""
         if name.dataset != RESULTS_DATASET:
             return None
-        cur = self.cursor()
-        try:
-            small = self.recorder.result(cur, name)
-        finally:
-            cur.close()
+        small = self.recorder.kept(name)  # most are: no cursor to open for them
+        if small is None:
+            cur = self.cursor()
+            try:
+                small = self.recorder.result(cur, name)
+            finally:
+                cur.close()
         return None if small is None or small.materialised else small
 
     def require_table(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> str:

@@ -194,10 +194,14 @@ class Recorder:
             pending = self._jobs.get((project, job_id))
         return json.loads(pending[1]) if pending else None
 
+    def kept(self, name: TableName) -> SmallResult | None:
+        """A small result held in memory."""
+        with self._lock:
+            return self._results.get(name)
+
     def result(self, cur: duckdb.DuckDBPyConnection, name: TableName) -> SmallResult | None:
         """A small result from memory, else from its stored bytes (after a restart)."""
-        with self._lock:
-            small = self._results.get(name)
+        small = self.kept(name)
         if small is not None:
             return small
         row = cur.execute(

@@ -106,11 +106,15 @@ class BigQueryService(Lifecycle):
 
     def close(self) -> None:
         self.jobs.running.stop_all(STOP_WAIT_S)
+        self.jobs.threads.close()
         self.warehouse.close()
 
     def routes(self) -> list[BaseRoute]:
         table = API + "/datasets/{dataset}/tables/{table}"
         return [
+            # jobs.query first: the call every query makes, matched before 40-odd others
+            self._route(API + "/queries", self.query, "POST"),
+            self._route(API + "/queries/{job_id}", self.get_query_results, "GET"),
             self._route(API + "/datasets", self.list_datasets, "GET"),
             self._route(API + "/datasets", self.insert_dataset, "POST"),
             self._route(API + "/datasets/{dataset}", self.get_dataset, "GET"),
@@ -128,8 +132,6 @@ class BigQueryService(Lifecycle):
             self._route(API + "/jobs/{job_id}", self.get_job, "GET"),
             self._route(API + "/jobs/{job_id}/cancel", self.cancel_job, "POST"),
             self._route(API + "/jobs/{job_id}/delete", self.delete_job, "DELETE"),
-            self._route(API + "/queries", self.query, "POST"),
-            self._route(API + "/queries/{job_id}", self.get_query_results, "GET"),
             Route(UPLOAD, self.upload_start, methods=["POST"]),
             Route(UPLOAD, self.upload_chunk, methods=["PUT"]),
             *self._resource_routes(),
@@ -440,7 +442,8 @@ class BigQueryService(Lifecycle):
         reference.setdefault("projectId", project)
         # An id made here is a fresh uuid4: no stored job can have it (a lookup per query).
         fresh = fresh or "jobId" not in reference
-        reference.setdefault("jobId", f"job_{uuid.uuid4().hex}")
+        if "jobId" not in reference:
+            reference["jobId"] = f"job_{uuid.uuid4().hex}"
         reference["location"] = LOCATION
         if not fresh and self._job_exists(project, reference["jobId"]):
             raise ApiError(409, f"Already Exists: Job {project}:{LOCATION}.{reference['jobId']}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
@@ -18,6 +19,7 @@ from vertexkit.local.bigquery.models import TableLocks
 from vertexkit.local.bigquery.sql import QueryError, ScriptScope, TableName
 
 INTERRUPT_EVERY_S = 0.05  # how often a stopped job's statement is interrupted until it ends
+IDLE_THREAD_S = 30.0  # how long a job thread with no job waits for the next before it ends
 
 
 def timeout_error(timeout_ms: int) -> QueryError:
@@ -33,6 +35,19 @@ def cancelled_error() -> QueryError:
 def shutdown_error() -> QueryError:
     message = "Job execution was cancelled: the local BigQuery stopped while the job ran"
     return QueryError(message, "backendError")
+
+
+def copy_tree(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), a few times faster than
+    copy.deepcopy, which keeps a memo for shared and cyclic objects a job body never has;
+    anything else is handed to copy.deepcopy."""
+    if isinstance(value, dict):
+        return {key: copy_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_tree(item) for item in value]
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return value
+    return copy.deepcopy(value)
 
 
 class RunningJob:
@@ -52,7 +67,7 @@ class RunningJob:
         self.cursor = cursor
         self.table_locks = table_locks
         # What jobs.get answers until DONE: a copy, since the job thread keeps editing `job`.
-        self.snapshot = copy.deepcopy(job)
+        self.snapshot = copy_tree(job)
         self.started = time.time()
         self.recorded = False  # the DONE record was written in the job's own transaction
         self.done = threading.Event()
@@ -156,3 +171,54 @@ class RunningJobs:
             run.stop(shutdown_error())
         for run in runs:
             run.done.wait(wait_s)
+
+
+class JobThreads:
+    """The threads jobs run on: every job gets a thread at once (a long job never waits for
+    another), but a thread whose job ended waits up to `idle_s` for the next one instead of
+    ending. A new thread per job cost about 0.5 ms of CPU per `SELECT 1`: the OS thread, and
+    the per-thread state of DuckDB and malloc warmed up again each time."""
+
+    def __init__(self, idle_s: float = IDLE_THREAD_S) -> None:
+        self._idle_s = idle_s
+        self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._idle = 0  # threads waiting on `_work`; changed with `_lock` held
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def run(self, work: Callable[[], None], name: str) -> None:
+        """Runs `work` on an idle thread, or on a new one (named `name`) when none is idle."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1  # with the put, under the lock: a waiting thread's timeout
+                self._work.put(work)  # check sees this item (see _loop)
+                return
+        threading.Thread(target=self._loop, args=(work,), daemon=True, name=name).start()
+
+    def close(self) -> None:
+        """Ends the idle threads; a thread still running a job ends after it."""
+        with self._lock:
+            self._closed = True
+            for _ in range(self._idle):
+                self._work.put(None)
+            self._idle = 0
+
+    def _loop(self, work: Callable[[], None] | None) -> None:
+        while work is not None:
+            work()
+            work = self._next()
+
+    def _next(self) -> Callable[[], None] | None:
+        with self._lock:
+            if self._closed:
+                return None
+            self._idle += 1
+        try:
+            return self._work.get(timeout=self._idle_s)
+        except queue.Empty:
+            with self._lock:
+                try:  # given work just as the wait ended: run it
+                    return self._work.get_nowait()
+                except queue.Empty:
+                    self._idle -= 1
+                    return None

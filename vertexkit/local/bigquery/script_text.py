@@ -8,6 +8,7 @@ so the blocks are found here on a light token stream that knows GoogleSQL's quot
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -76,6 +77,7 @@ def tokens(sql: str) -> list[Token]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)  # asked of every query: the same texts come again
 def is_script(sql: str) -> bool:
     """More than one statement, or one that only a script has (DECLARE, SET, IF, BEGIN,
     and the procedural statements refused by name)."""
