@@ -262,7 +262,32 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
 def _div(node: exp.Div) -> exp.Expression:
     if _numeric_operands(node.this, node.expression):
         return call("bq_numeric_divide", node.this, node.expression)
+    if _nonzero_literal(node.expression):
+        return None  # cannot fail (see _mod)
     return call("bq_divide", node.this, node.expression)
+
+
+def _nonzero_literal(node: exp.Expression) -> bool:
+    """An integer literal other than 0 (widen_integer_literals has cast it to BIGINT)."""
+    if isinstance(node, exp.Neg):
+        node = node.this
+    if isinstance(node, exp.Cast):
+        node = node.this
+    return isinstance(node, exp.Literal) and node.is_int and int(node.this) != 0
+
+
+def _mod(node: exp.Mod) -> exp.Expression | None:
+    """MOD by a nonzero literal cannot fail: plain %, which DuckDB also takes in a window's
+    PARTITION BY (the macro's error() is volatile, which DuckDB refuses there)."""
+    if _nonzero_literal(node.expression):
+        return None
+    return call("bq_mod", node.this, node.expression)
+
+
+def _int_div(node: exp.IntDiv) -> exp.Expression | None:
+    if _nonzero_literal(node.expression):
+        return None
+    return call("bq_div", node.this, node.expression)
 
 
 def _log(node: exp.Log) -> exp.Expression:
@@ -365,16 +390,52 @@ def _format(node: exp.Format) -> exp.Expression:
     return call("printf", node.this, *node.expressions)
 
 
+# CONCAT casts its other values to STRING (the page's CONCAT('Summer', ' ', 1923) is
+# 'Summer 1923'), except these, which have no cast to STRING.
+NOT_CASTABLE_TO_STRING = ("JSON", "ARRAY", "STRUCT", "GEOGRAPHY")
+
+
 def _concat(node: exp.Concat) -> exp.Expression:
+    """CONCAT of BYTES values is BYTES; otherwise each value is a STRING or cast to one as CAST
+    does (a value of a type the query does not state is left to DuckDB's ||)."""
     args = node.expressions
-    if any(isinstance(a, exp.Literal) and not a.is_string for a in args):
-        raise QueryError("No matching signature for function CONCAT: arguments are STRING or BYTES")
-    kind = "BLOB" if any(isinstance(a, exp.ByteString) for a in args) else "VARCHAR"
-    typed = [exp.cast(a, kind) if isinstance(a, exp.Null) else a for a in args]
+    kinds = [_concat_kind(a) for a in args]
+    if "BYTES" in kinds:
+        others = sorted({k for k in kinds if k not in (None, "BYTES")})
+        if others:
+            raise QueryError(
+                "No matching signature for function CONCAT: BYTES and "
+                f"{', '.join(others)}; all values must be BYTES, or castable to STRING"
+            )
+        typed = [exp.cast(a, "BLOB") if isinstance(a, exp.Null) else a for a in args]
+    else:
+        typed = [_concat_string(a, kind) for a, kind in zip(args, kinds, strict=True)]
     result = typed[0]
     for arg in typed[1:]:
         result = exp.DPipe(this=result, expression=arg)
     return exp.paren(result)
+
+
+def _concat_kind(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.ByteString) or (
+        isinstance(node, exp.Cast)
+        and node.to.is_type(exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY)
+    ):
+        return "BYTES"
+    return static_type(node)
+
+
+def _concat_string(node: exp.Expression, kind: str | None) -> exp.Expression:
+    if isinstance(node, exp.Null):
+        return exp.cast(node, "VARCHAR")
+    if kind is None or kind == "STRING":
+        return node
+    if kind.startswith(NOT_CASTABLE_TO_STRING):
+        raise QueryError(
+            f"No matching signature for function CONCAT for argument type {kind}: values must"
+            " be BYTES, or castable to STRING"
+        )
+    return call("bq_string", node)
 
 
 def _instr(node: exp.StrPosition) -> exp.Expression | None:
@@ -891,8 +952,8 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.TryCast: _cast,
     # mathematical
     exp.Div: _div,
-    exp.Mod: lambda n: call("bq_mod", n.this, n.expression),
-    exp.IntDiv: lambda n: call("bq_div", n.this, n.expression),
+    exp.Mod: _mod,
+    exp.IntDiv: _int_div,
     exp.SafeAdd: _safe_arithmetic,
     exp.SafeSubtract: _safe_arithmetic,
     exp.SafeMultiply: _safe_arithmetic,

@@ -849,6 +849,9 @@ MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
 # A udfs.py function's ValueError, as DuckDB wraps it: the message is BigQuery's, the rest noise.
 UDF_ERROR = re.compile(r"Python exception occurred while executing the UDF: \w+: ")
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
+# The error() in the macros that raise BigQuery's errors is volatile, which DuckDB refuses in a
+# window's PARTITION BY / ORDER BY.
+VOLATILE_WINDOW = re.compile(r"(PARTITION BY|ORDER BY) window expressions cannot be volatile")
 
 
 def _duckdb_message(error: duckdb.Error) -> str:
@@ -874,6 +877,13 @@ def _duckdb_message(error: duckdb.Error) -> str:
     missing = MISSING_FUNCTION.match(first)
     if missing:  # a GoogleSQL function the translation leaves to DuckDB, which lacks it
         return f"not supported by the local BigQuery: {missing.group(1).upper()}"
+    volatile = VOLATILE_WINDOW.match(first)
+    if volatile:
+        return (
+            f"not supported by the local BigQuery: a function that can fail (such as MOD, DIV or"
+            f" / by a value that is not a literal) in a window's {volatile.group(1)}; compute it"
+            " in a subquery first"
+        )
     overflow = INT64_OVERFLOW.match(first)
     if overflow:  # BigQuery: "int64 overflow: 9223372036854775807 + 1"
         return f"int64 overflow: {overflow.group(1)}"
