@@ -34,6 +34,10 @@ CONVERSION_MACROS = {
         WHEN typeof(x) = 'VARCHAR' AND NOT regexp_full_match(TRY_CAST(x AS VARCHAR),
             '\\s*[+-]?[0-9]+\\s*') THEN error('Bad int64 value: ' || TRY_CAST(x AS VARCHAR))
         ELSE CAST(x AS BIGINT) END""",
+    # STRING -> BYTES is the UTF-8 bytes (DuckDB's cast refuses non-ASCII text and reads
+    # an escape such as \xAA in it as one byte).
+    "bq_bytes(x)": """CASE WHEN typeof(x) = 'VARCHAR' THEN encode(TRY_CAST(x AS VARCHAR))
+        ELSE TRY_CAST(x AS BLOB) END""",
     "bq_safe_int64(x)": """CASE
         WHEN typeof(x) IN ('DOUBLE', 'FLOAT') THEN TRY_CAST(round(TRY_CAST(x AS DOUBLE)) AS BIGINT)
         WHEN typeof(x) = 'VARCHAR' AND NOT regexp_full_match(TRY_CAST(x AS VARCHAR),
@@ -251,6 +255,10 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
         return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):
         return call("bq_safe_int64" if safe else "bq_int64", node.this)
+    if node.to.is_type(exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY):
+        if isinstance(node.this, exp.Literal) and node.this.is_string:
+            return call("encode", node.this)
+        return call("bq_bytes", node.this)
     if node.to.is_type(*exp.DataType.TEXT_TYPES) and not safe:
         if isinstance(node.this, exp.Literal) and node.this.is_string:
             return None
@@ -979,6 +987,9 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
     exp.Normalize: _normalize,
     exp.ToBase32: lambda n: call("bq_to_base32", n.this),
+    # sqlglot's INITCAP puts the delimiters in a regex class unescaped ('' is "missing ]").
+    # Its parser fills in BigQuery's default delimiters when the call has none.
+    exp.Initcap: lambda n: call("bq_initcap", n.this, n.expression),
     exp.FromBase32: lambda n: call("bq_from_base32", n.this),
     exp.Chr: lambda n: duck("CASE WHEN ({x}) = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
