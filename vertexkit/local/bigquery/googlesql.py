@@ -538,6 +538,23 @@ def _unix_to_time(node: exp.UnixToTime) -> exp.Expression | None:
     return duck(f"CAST({function}({{x}}) AS TIMESTAMPTZ)", x=node.this)
 
 
+# Functions of one date/time type: a string literal there is coerced to it, as BigQuery's
+# literal coercion does (DuckDB cannot choose between date_trunc's signatures for text, and
+# TIMESTAMP_ADD of text was a DATETIME).
+LITERAL_COERCED_TO = {
+    exp.TimestampTrunc: "TIMESTAMPTZ",
+    exp.TimestampAdd: "TIMESTAMPTZ",
+    exp.TimestampSub: "TIMESTAMPTZ",
+    exp.DateTrunc: "DATE",
+}
+
+
+def _coerce_string_literal(node: exp.Func) -> None:
+    value = node.this
+    if isinstance(value, exp.Literal) and value.is_string:
+        value.replace(exp.cast(value.copy(), LITERAL_COERCED_TO[type(node)]))
+
+
 def _date_from_unix_date(node: exp.DateFromUnixDate) -> exp.Expression:
     return call("bq_date_from_unix_date", node.this)
 
@@ -995,6 +1012,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # date and time
     exp.Extract: _extract,
     exp.DateFromUnixDate: _date_from_unix_date,
+    **dict.fromkeys(LITERAL_COERCED_TO, _coerce_string_literal),
     exp.CurrentDatetime: lambda n: duck("CAST(current_timestamp AS TIMESTAMP)"),
     exp.CurrentTime: lambda n: duck("CAST(CAST(current_timestamp AS TIMESTAMP) AS TIME)"),
     exp.TimestampDiff: _timestamp_diff,
