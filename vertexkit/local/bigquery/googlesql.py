@@ -11,6 +11,7 @@ that are not GoogleSQL), only the rewrites emit them.
 from __future__ import annotations
 
 import contextvars
+import decimal
 import re
 from collections.abc import Callable
 
@@ -249,8 +250,36 @@ def static_type(node: exp.Expression) -> str | None:
 
 
 # -- conversion ------------------------------------------------------------------------------------
+# BIGNUMERIC is DuckDB's widest decimal locally (sql.BIGNUMERIC_TYPE): 20 digits before the point
+# and 18 after, where BigQuery's has 38 and 38.
+LOCAL_BIGNUMERIC = exp.DataType.build("DECIMAL(38, 18)", dialect="duckdb")
+WIDE = decimal.Context(prec=200)
+
+
+def bignumeric_refusal(text: str) -> str | None:
+    """Why the number `text` cannot be a local BIGNUMERIC exactly, or None (also for text that
+    is no number: that is BigQuery's own error)."""
+    try:
+        value = decimal.Decimal(text.strip(), context=WIDE)
+    except decimal.InvalidOperation:
+        return None
+    if not value.is_finite() or value.is_zero():
+        return None
+    fraction_digits = max(0, -value.normalize(WIDE).as_tuple().exponent)
+    if value.adjusted() < 20 and fraction_digits <= 18:
+        return None
+    return (
+        f"BIGNUMERIC value {text}: the local BIGNUMERIC holds 20 digits before the point and 18"
+        " after (BigQuery's 38 and 38)"
+    )
+
+
 def _cast(node: exp.Cast) -> exp.Expression | None:
     safe = isinstance(node, exp.TryCast)
+    if node.to == LOCAL_BIGNUMERIC and isinstance(node.this, exp.Literal) and node.this.is_string:
+        refusal = bignumeric_refusal(node.this.this)
+        if refusal:
+            raise not_supported(refusal)
     if isinstance(node.this, exp.Literal) and node.this.is_int:
         return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):

@@ -23,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     geography,
+    googlesql,
     information_schema,
     partitioning,
     routine_ddl,
@@ -851,6 +852,8 @@ UDF_ERROR = re.compile(r"Python exception occurred while executing the UDF: \w+:
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
 # The error() in the macros that raise BigQuery's errors is volatile, which DuckDB refuses in a
 # window's PARTITION BY / ORDER BY.
+# DuckDB's decimal cast of text: DECIMAL(38,9) is NUMERIC, DECIMAL(38,18) the local BIGNUMERIC.
+DECIMAL_CAST = re.compile(r'Could not convert string "(.*)" to DECIMAL\(38,(9|18)\)')
 VOLATILE_WINDOW = re.compile(r"(PARTITION BY|ORDER BY) window expressions cannot be volatile")
 
 
@@ -877,6 +880,13 @@ def _duckdb_message(error: duckdb.Error) -> str:
     missing = MISSING_FUNCTION.match(first)
     if missing:  # a GoogleSQL function the translation leaves to DuckDB, which lacks it
         return f"not supported by the local BigQuery: {missing.group(1).upper()}"
+    decimal_cast = DECIMAL_CAST.match(first)
+    if decimal_cast:
+        text, scale = decimal_cast.groups()
+        refusal = googlesql.bignumeric_refusal(text) if scale == "18" else None
+        if refusal:
+            return f"not supported by the local BigQuery: {refusal}"
+        return f"Invalid {'BIGNUMERIC' if scale == '18' else 'NUMERIC'} value: {text}"
     volatile = VOLATILE_WINDOW.match(first)
     if volatile:
         return (
