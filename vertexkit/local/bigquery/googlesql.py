@@ -909,7 +909,11 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     path = node.expression.sql(dialect="duckdb")
     if isinstance(node, exp.JSONExtractArray):  # NULL unless the path selects an array
         found = f"json_extract({{x}}, {path})"
-        items = f"CASE WHEN json_type({found}) = 'ARRAY' THEN CAST({found} AS JSON[]) END"
+        # Invalid JSON text is NULL too (the page's JSON_EXTRACT_ARRAY examples).
+        items = (
+            f"CASE WHEN json_valid({{x}}) AND json_type({found}) = 'ARRAY'"
+            f" THEN CAST({found} AS JSON[]) END"
+        )
         if kind == "JSON":
             return duck(items, x=node.this)
         return duck(f"[CAST(e AS VARCHAR) FOR e IN {items}]", x=node.this)
@@ -920,6 +924,21 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     found = f"json_extract({{x}}, {path})"
     return duck(
         f"CASE WHEN json_type({found}) <> 'NULL' THEN CAST({found} AS VARCHAR) END", x=node.this
+    )
+
+
+def _json_value_array(node: exp.JSONValueArray) -> exp.Expression:
+    """JSON_VALUE_ARRAY / JSON_EXTRACT_STRING_ARRAY: the array's scalars as STRINGs (a JSON
+    null as NULL). NULL for invalid JSON text, a path that selects no array, or an array with
+    an object or array in it (the page's examples); sqlglot's cast to VARCHAR[] answered the
+    objects' text."""
+    found = f"json_extract({{x}}, {node.expression.sql(dialect='duckdb')})"
+    items = f"CAST({found} AS JSON[])"
+    return duck(
+        f"CASE WHEN json_valid({{x}}) THEN CASE WHEN json_type({found}) = 'ARRAY'"
+        f" AND len([e FOR e IN {items} IF json_type(e) IN ('OBJECT', 'ARRAY')]) = 0"
+        f" THEN [json_extract_string(e, '$') FOR e IN {items}] END END",
+        x=node.this,
     )
 
 
@@ -1067,6 +1086,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # JSON
     exp.JSONExtract: _json_extract,
     exp.JSONExtractArray: _json_extract,
+    exp.JSONValueArray: _json_value_array,
     exp.JSONType: lambda n: call("bq_json_type", n.this),
     exp.JSONFormat: _to_json,
     exp.JSONKeysAtDepth: _json_keys,
