@@ -280,6 +280,15 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
         refusal = bignumeric_refusal(node.this.this)
         if refusal:
             raise not_supported(refusal)
+    if node.to == LOCAL_BIGNUMERIC and safe:
+        # A number the local BIGNUMERIC cannot hold is BigQuery's value, not NULL.
+        return duck(
+            "CASE WHEN TRY_CAST({x} AS DECIMAL(38, 18)) IS NULL AND TRY_CAST({x} AS DOUBLE)"
+            " IS NOT NULL THEN error('not supported by the local BigQuery: SAFE_CAST to"
+            " BIGNUMERIC of a number beyond the local BIGNUMERIC (20 digits before the point)')"
+            " ELSE TRY_CAST({x} AS DECIMAL(38, 18)) END",
+            x=node.this,
+        )
     if isinstance(node.this, exp.Literal) and node.this.is_int:
         return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):
