@@ -174,6 +174,27 @@ def test_ddl_and_dml(client: bigquery.Client, dataset: str) -> None:
         client.get_table(f"{dataset}.t")
 
 
+def test_create_table_with_column_list_as_query(client: bigquery.Client, dataset: str) -> None:
+    # https://cloud.google.com/bigquery/docs/reference/standard-sql/data-definition-language
+    # #create_table_statement: the column list's names (and modes), the query's columns by
+    # position.
+    job = client.query(
+        f"CREATE TABLE `{dataset}.listed` (x STRING NOT NULL, n INT64) AS SELECT 'a' AS p, 1 AS q"
+    )
+    job.result()
+    assert job.statement_type == "CREATE_TABLE_AS_SELECT"
+    schema = client.get_table(f"{dataset}.listed").schema
+    assert [(f.name, f.field_type, f.mode) for f in schema] == [
+        ("x", "STRING", "REQUIRED"),
+        ("n", "INTEGER", "NULLABLE"),
+    ]
+    assert frame(client, f"SELECT * FROM `{dataset}.listed`").values.tolist() == [["a", 1]]
+    with pytest.raises(exceptions.BadRequest):  # a NULL for the NOT NULL column
+        client.query(f"CREATE TABLE `{dataset}.nulls` (x STRING NOT NULL) AS SELECT NULL").result()
+    with pytest.raises(exceptions.NotFound):  # and the failed statement made no table
+        client.get_table(f"{dataset}.nulls")
+
+
 def test_destination_table_and_write_dispositions(client: bigquery.Client, dataset: str) -> None:
     destination = f"{dataset}.dest"
     run = lambda disposition: client.query(  # noqa: E731

@@ -11,6 +11,7 @@ that are not GoogleSQL), only the rewrites emit them.
 from __future__ import annotations
 
 import contextvars
+import decimal
 import re
 from collections.abc import Callable
 
@@ -41,6 +42,10 @@ CONVERSION_MACROS = {
         WHEN typeof(x) = 'VARCHAR' AND NOT regexp_full_match(TRY_CAST(x AS VARCHAR),
             '\\s*[+-]?[0-9]+\\s*') THEN error('Bad int64 value: ' || TRY_CAST(x AS VARCHAR))
         ELSE CAST(x AS BIGINT) END""",
+    # STRING -> BYTES is the UTF-8 bytes (DuckDB's cast refuses non-ASCII text and reads
+    # an escape such as \xAA in it as one byte).
+    "bq_bytes(x)": """CASE WHEN typeof(x) = 'VARCHAR' THEN encode(TRY_CAST(x AS VARCHAR))
+        ELSE TRY_CAST(x AS BLOB) END""",
     "bq_safe_int64(x)": """CASE
         WHEN typeof(x) IN ('DOUBLE', 'FLOAT') THEN TRY_CAST(round(TRY_CAST(x AS DOUBLE)) AS BIGINT)
         WHEN typeof(x) = 'VARCHAR' AND NOT regexp_full_match(TRY_CAST(x AS VARCHAR),
@@ -275,15 +280,56 @@ def _temporal_type(node: exp.Expression) -> str | None:
 
 
 # -- conversion ------------------------------------------------------------------------------------
+# BIGNUMERIC is DuckDB's widest decimal locally (sql.BIGNUMERIC_TYPE): 20 digits before the point
+# and 18 after, where BigQuery's has 38 and 38.
+LOCAL_BIGNUMERIC = exp.DataType.build("DECIMAL(38, 18)", dialect="duckdb")
+WIDE = decimal.Context(prec=200)
+
+
+def bignumeric_refusal(text: str) -> str | None:
+    """Why the number `text` cannot be a local BIGNUMERIC exactly, or None (also for text that
+    is no number: that is BigQuery's own error)."""
+    try:
+        value = decimal.Decimal(text.strip(), context=WIDE)
+    except decimal.InvalidOperation:
+        return None
+    if not value.is_finite() or value.is_zero():
+        return None
+    fraction_digits = max(0, -value.normalize(WIDE).as_tuple().exponent)
+    if value.adjusted() < 20 and fraction_digits <= 18:
+        return None
+    return (
+        f"BIGNUMERIC value {text}: the local BIGNUMERIC holds 20 digits before the point and 18"
+        " after (BigQuery's 38 and 38)"
+    )
+
+
 def _cast(node: exp.Cast) -> exp.Expression | None:
     safe = isinstance(node, exp.TryCast)
     interval = intervals.cast(node, static_type)
     if interval is not None:
         return interval
+    if node.to == LOCAL_BIGNUMERIC and isinstance(node.this, exp.Literal) and node.this.is_string:
+        refusal = bignumeric_refusal(node.this.this)
+        if refusal:
+            raise not_supported(refusal)
+    if node.to == LOCAL_BIGNUMERIC and safe:
+        # A number the local BIGNUMERIC cannot hold is BigQuery's value, not NULL.
+        return duck(
+            "CASE WHEN TRY_CAST({x} AS DECIMAL(38, 18)) IS NULL AND TRY_CAST({x} AS DOUBLE)"
+            " IS NOT NULL THEN error('not supported by the local BigQuery: SAFE_CAST to"
+            " BIGNUMERIC of a number beyond the local BIGNUMERIC (20 digits before the point)')"
+            " ELSE TRY_CAST({x} AS DECIMAL(38, 18)) END",
+            x=node.this,
+        )
     if isinstance(node.this, exp.Literal) and node.this.is_int:
         return None  # an integer literal: nothing to round (widen_integer_literals writes these)
     if node.to.is_type(exp.DataType.Type.BIGINT):
         return call("bq_safe_int64" if safe else "bq_int64", node.this)
+    if node.to.is_type(exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY):
+        if isinstance(node.this, exp.Literal) and node.this.is_string:
+            return call("encode", node.this)
+        return call("bq_bytes", node.this)
     if node.to.is_type(*exp.DataType.TEXT_TYPES) and not safe:
         if isinstance(node.this, exp.Literal) and node.this.is_string:
             return None
@@ -298,7 +344,32 @@ def _div(node: exp.Div) -> exp.Expression:
         return interval
     if _numeric_operands(node.this, node.expression):
         return call("bq_numeric_divide", node.this, node.expression)
+    if _nonzero_literal(node.expression):
+        return None  # cannot fail (see _mod)
     return call("bq_divide", node.this, node.expression)
+
+
+def _nonzero_literal(node: exp.Expression) -> bool:
+    """An integer literal other than 0 (widen_integer_literals has cast it to BIGINT)."""
+    if isinstance(node, exp.Neg):
+        node = node.this
+    if isinstance(node, exp.Cast):
+        node = node.this
+    return isinstance(node, exp.Literal) and node.is_int and int(node.this) != 0
+
+
+def _mod(node: exp.Mod) -> exp.Expression | None:
+    """MOD by a nonzero literal cannot fail: plain %, which DuckDB also takes in a window's
+    PARTITION BY (the macro's error() is volatile, which DuckDB refuses there)."""
+    if _nonzero_literal(node.expression):
+        return None
+    return call("bq_mod", node.this, node.expression)
+
+
+def _int_div(node: exp.IntDiv) -> exp.Expression | None:
+    if _nonzero_literal(node.expression):
+        return None
+    return call("bq_div", node.this, node.expression)
 
 
 def _log(node: exp.Log) -> exp.Expression:
@@ -409,16 +480,52 @@ def _format(node: exp.Format) -> exp.Expression:
     return call("printf", node.this, *node.expressions)
 
 
+# CONCAT casts its other values to STRING (the page's CONCAT('Summer', ' ', 1923) is
+# 'Summer 1923'), except these, which have no cast to STRING.
+NOT_CASTABLE_TO_STRING = ("JSON", "ARRAY", "STRUCT", "GEOGRAPHY")
+
+
 def _concat(node: exp.Concat) -> exp.Expression:
+    """CONCAT of BYTES values is BYTES; otherwise each value is a STRING or cast to one as CAST
+    does (a value of a type the query does not state is left to DuckDB's ||)."""
     args = node.expressions
-    if any(isinstance(a, exp.Literal) and not a.is_string for a in args):
-        raise QueryError("No matching signature for function CONCAT: arguments are STRING or BYTES")
-    kind = "BLOB" if any(isinstance(a, exp.ByteString) for a in args) else "VARCHAR"
-    typed = [exp.cast(a, kind) if isinstance(a, exp.Null) else a for a in args]
+    kinds = [_concat_kind(a) for a in args]
+    if "BYTES" in kinds:
+        others = sorted({k for k in kinds if k not in (None, "BYTES")})
+        if others:
+            raise QueryError(
+                "No matching signature for function CONCAT: BYTES and "
+                f"{', '.join(others)}; all values must be BYTES, or castable to STRING"
+            )
+        typed = [exp.cast(a, "BLOB") if isinstance(a, exp.Null) else a for a in args]
+    else:
+        typed = [_concat_string(a, kind) for a, kind in zip(args, kinds, strict=True)]
     result = typed[0]
     for arg in typed[1:]:
         result = exp.DPipe(this=result, expression=arg)
     return exp.paren(result)
+
+
+def _concat_kind(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.ByteString) or (
+        isinstance(node, exp.Cast)
+        and node.to.is_type(exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY)
+    ):
+        return "BYTES"
+    return static_type(node)
+
+
+def _concat_string(node: exp.Expression, kind: str | None) -> exp.Expression:
+    if isinstance(node, exp.Null):
+        return exp.cast(node, "VARCHAR")
+    if kind is None or kind == "STRING":
+        return node
+    if kind.startswith(NOT_CASTABLE_TO_STRING):
+        raise QueryError(
+            f"No matching signature for function CONCAT for argument type {kind}: values must"
+            " be BYTES, or castable to STRING"
+        )
+    return call("bq_string", node)
 
 
 def _instr(node: exp.StrPosition) -> exp.Expression | None:
@@ -513,6 +620,23 @@ def _unix_to_time(node: exp.UnixToTime) -> exp.Expression | None:
         raise not_supported("this TIMESTAMP_* conversion")
     function = "epoch_ms" if digits == 3 else "make_timestamp"
     return duck(f"CAST({function}({{x}}) AS TIMESTAMPTZ)", x=node.this)
+
+
+# Functions of one date/time type: a string literal there is coerced to it, as BigQuery's
+# literal coercion does (DuckDB cannot choose between date_trunc's signatures for text, and
+# TIMESTAMP_ADD of text was a DATETIME).
+LITERAL_COERCED_TO = {
+    exp.TimestampTrunc: "TIMESTAMPTZ",
+    exp.TimestampAdd: "TIMESTAMPTZ",
+    exp.TimestampSub: "TIMESTAMPTZ",
+    exp.DateTrunc: "DATE",
+}
+
+
+def _coerce_string_literal(node: exp.Func) -> None:
+    value = node.this
+    if isinstance(value, exp.Literal) and value.is_string:
+        value.replace(exp.cast(value.copy(), LITERAL_COERCED_TO[type(node)]))
 
 
 def _date_from_unix_date(node: exp.DateFromUnixDate) -> exp.Expression:
@@ -894,7 +1018,11 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     path = node.expression.sql(dialect="duckdb")
     if isinstance(node, exp.JSONExtractArray):  # NULL unless the path selects an array
         found = f"json_extract({{x}}, {path})"
-        items = f"CASE WHEN json_type({found}) = 'ARRAY' THEN CAST({found} AS JSON[]) END"
+        # Invalid JSON text is NULL too (the page's JSON_EXTRACT_ARRAY examples).
+        items = (
+            f"CASE WHEN json_valid({{x}}) AND json_type({found}) = 'ARRAY'"
+            f" THEN CAST({found} AS JSON[]) END"
+        )
         if kind == "JSON":
             return duck(items, x=node.this)
         return duck(f"[CAST(e AS VARCHAR) FOR e IN {items}]", x=node.this)
@@ -905,6 +1033,21 @@ def _json_extract(node: exp.Expression) -> exp.Expression:
     found = f"json_extract({{x}}, {path})"
     return duck(
         f"CASE WHEN json_type({found}) <> 'NULL' THEN CAST({found} AS VARCHAR) END", x=node.this
+    )
+
+
+def _json_value_array(node: exp.JSONValueArray) -> exp.Expression:
+    """JSON_VALUE_ARRAY / JSON_EXTRACT_STRING_ARRAY: the array's scalars as STRINGs (a JSON
+    null as NULL). NULL for invalid JSON text, a path that selects no array, or an array with
+    an object or array in it (the page's examples); sqlglot's cast to VARCHAR[] answered the
+    objects' text."""
+    found = f"json_extract({{x}}, {node.expression.sql(dialect='duckdb')})"
+    items = f"CAST({found} AS JSON[])"
+    return duck(
+        f"CASE WHEN json_valid({{x}}) THEN CASE WHEN json_type({found}) = 'ARRAY'"
+        f" AND len([e FOR e IN {items} IF json_type(e) IN ('OBJECT', 'ARRAY')]) = 0"
+        f" THEN [json_extract_string(e, '$') FOR e IN {items}] END END",
+        x=node.this,
     )
 
 
@@ -992,8 +1135,8 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.TryCast: _cast,
     # mathematical
     exp.Div: _div,
-    exp.Mod: lambda n: call("bq_mod", n.this, n.expression),
-    exp.IntDiv: lambda n: call("bq_div", n.this, n.expression),
+    exp.Mod: _mod,
+    exp.IntDiv: _int_div,
     exp.SafeAdd: _safe_arithmetic,
     exp.SafeSubtract: _safe_arithmetic,
     exp.SafeMultiply: _safe_arithmetic,
@@ -1019,11 +1162,15 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     exp.ByteLength: lambda n: call("bq_byte_length", n.this),
     exp.Normalize: _normalize,
     exp.ToBase32: lambda n: call("bq_to_base32", n.this),
+    # sqlglot's INITCAP puts the delimiters in a regex class unescaped ('' is "missing ]").
+    # Its parser fills in BigQuery's default delimiters when the call has none.
+    exp.Initcap: lambda n: call("bq_initcap", n.this, n.expression),
     exp.FromBase32: lambda n: call("bq_from_base32", n.this),
     exp.Chr: lambda n: duck("CASE WHEN ({x}) = 0 THEN '' ELSE chr({x}) END", x=n.expressions[0]),
     # date and time
     exp.Extract: _extract,
     exp.DateFromUnixDate: _date_from_unix_date,
+    **dict.fromkeys(LITERAL_COERCED_TO, _coerce_string_literal),
     exp.CurrentDatetime: lambda n: duck("CAST(current_timestamp AS TIMESTAMP)"),
     exp.CurrentTime: lambda n: duck("CAST(CAST(current_timestamp AS TIMESTAMP) AS TIME)"),
     exp.TimestampDiff: _timestamp_diff,
@@ -1057,6 +1204,7 @@ REWRITES: dict[type[exp.Expression], Callable[..., exp.Expression | None]] = {
     # JSON
     exp.JSONExtract: _json_extract,
     exp.JSONExtractArray: _json_extract,
+    exp.JSONValueArray: _json_value_array,
     exp.JSONType: lambda n: call("bq_json_type", n.this),
     exp.JSONFormat: _to_json,
     exp.JSONKeysAtDepth: _json_keys,

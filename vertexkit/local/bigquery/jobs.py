@@ -24,6 +24,7 @@ from vertexkit.local.bigquery import (
     billing,
     bind_refusal,
     geography,
+    googlesql,
     information_schema,
     intervals,
     partitioning,
@@ -870,6 +871,11 @@ MISSING_FUNCTION = re.compile(r"Scalar Function with name (\w+) does not exist")
 # A udfs.py function's ValueError, as DuckDB wraps it: the message is BigQuery's, the rest noise.
 UDF_ERROR = re.compile(r"Python exception occurred while executing the UDF: \w+: ")
 INT64_OVERFLOW = re.compile(r"Overflow in \w+ of INT(?:64|128) \((.*)\)!?$")
+# The error() in the macros that raise BigQuery's errors is volatile, which DuckDB refuses in a
+# window's PARTITION BY / ORDER BY.
+# DuckDB's decimal cast of text: DECIMAL(38,9) is NUMERIC, DECIMAL(38,18) the local BIGNUMERIC.
+DECIMAL_CAST = re.compile(r'Could not convert string "(.*)" to DECIMAL\(38,(9|18)\)')
+VOLATILE_WINDOW = re.compile(r"(PARTITION BY|ORDER BY) window expressions cannot be volatile")
 
 
 def _duckdb_message(error: duckdb.Error) -> str:
@@ -898,6 +904,20 @@ def _duckdb_message(error: duckdb.Error) -> str:
     missing = MISSING_FUNCTION.match(first)
     if missing:  # a GoogleSQL function the translation leaves to DuckDB, which lacks it
         return f"not supported by the local BigQuery: {missing.group(1).upper()}"
+    decimal_cast = DECIMAL_CAST.match(first)
+    if decimal_cast:
+        text, scale = decimal_cast.groups()
+        refusal = googlesql.bignumeric_refusal(text) if scale == "18" else None
+        if refusal:
+            return f"not supported by the local BigQuery: {refusal}"
+        return f"Invalid {'BIGNUMERIC' if scale == '18' else 'NUMERIC'} value: {text}"
+    volatile = VOLATILE_WINDOW.match(first)
+    if volatile:
+        return (
+            f"not supported by the local BigQuery: a function that can fail (such as MOD, DIV or"
+            f" / by a value that is not a literal) in a window's {volatile.group(1)}; compute it"
+            " in a subquery first"
+        )
     overflow = INT64_OVERFLOW.match(first)
     if overflow:  # BigQuery: "int64 overflow: 9223372036854775807 + 1"
         return f"int64 overflow: {overflow.group(1)}"

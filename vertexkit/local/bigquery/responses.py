@@ -208,7 +208,8 @@ def _scalar_encoder(kind: str) -> Callable[[Any], Any]:
         "GEOGRAPHY": str,
         "BYTES": lambda value: base64.b64encode(value).decode(),
         "DATE": lambda value: value.isoformat(),
-        "DATETIME": lambda value: value.strftime("%Y-%m-%dT%H:%M:%S.%f"),
+        # isoformat: strftime writes year 3 as "3", which the client cannot read back.
+        "DATETIME": lambda value: value.isoformat(timespec="microseconds"),
         "TIME": lambda value: value.strftime("%H:%M:%S.%f"),
         "TIMESTAMP": _timestamp_micros,
         "JSON": lambda value: value if isinstance(value, str) else json.dumps(value),

@@ -247,7 +247,9 @@ def _translate(
     if isinstance(statement, exp.Drop):
         translation.if_exists = bool(statement.args.get("exists"))
     try:
-        translation.sql = statement.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+        translation.sql = _create_with_column_list(statement) or statement.sql(
+            dialect="duckdb", unsupported_level=ErrorLevel.RAISE
+        )
     except UnsupportedError as error:
         raise not_supported(_first_line(error)) from error
     except (KeyError, AttributeError, ValueError) as error:  # a call sqlglot cannot write
@@ -288,6 +290,29 @@ def _unnest_of_path(table: exp.Table) -> exp.Unnest:
     if alias is not None:
         unnest.set("alias", exp.TableAlias(columns=[alias.this.copy()]))
     return unnest
+
+
+def _create_with_column_list(statement: exp.Expression) -> str | None:
+    """CREATE TABLE t (columns) AS query: the table has the list's names, types and modes, and
+    the query's rows by position (the query's own names are ignored). DuckDB has no such form:
+    the table is created from the list and the rows inserted, so a NULL in a NOT NULL column
+    and a wrong number of columns fail as in BigQuery."""
+    if not isinstance(statement, exp.Create) or statement.expression is None:
+        return None
+    schema = statement.this
+    if not isinstance(schema, exp.Schema) or not schema.expressions:
+        return None
+    query = statement.expression
+    if isinstance(query, exp.Subquery):
+        query = query.this
+    create = statement.copy()
+    create.set("expression", None)
+    table = schema.this.sql(dialect="duckdb")
+    return (
+        f"{create.sql(dialect='duckdb', unsupported_level=ErrorLevel.RAISE)}; "
+        f"INSERT INTO {table} SELECT * FROM ("
+        f"{query.sql(dialect='duckdb', unsupported_level=ErrorLevel.RAISE)})"
+    )
 
 
 NAMESPACES = ("NET", "HLL_COUNT")  # GoogleSQL's own `NAMESPACE.FUNCTION(...)` calls

@@ -35,6 +35,24 @@ def normalize_and_casefold(value: str, mode: str) -> str:
     return unicodedata.normalize(mode, unicodedata.normalize(mode, value).casefold())
 
 
+def initcap(value: str, delimiters: str) -> str:
+    """Each word's first character upper-cased and the rest lower-cased; a word is a run of
+    characters that are not in `delimiters`, which stay as they are (no delimiters: the whole
+    value is one word). A character whose case mapping is several characters is kept."""
+    separators = set(delimiters)
+    out = []
+    starts_word = True
+    for character in value:
+        if character in separators:
+            out.append(character)
+            starts_word = True
+            continue
+        mapped = character.upper() if starts_word else character.lower()
+        out.append(mapped if len(mapped) == 1 else character)
+        starts_word = False
+    return "".join(out)
+
+
 def to_base32(value: bytes) -> str:
     return base64.b32encode(value).decode()
 
@@ -232,6 +250,7 @@ UDF = tuple[str, Callable[..., Any], list[str], str]
 UDFS: list[UDF] = [
     ("bq_normalize", normalize, ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("bq_normalize_and_casefold", normalize_and_casefold, ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    ("bq_initcap", initcap, ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("bq_to_base32", to_base32, ["BLOB"], "VARCHAR"),
     ("bq_from_base32", from_base32, ["VARCHAR"], "BLOB"),
     ("bq_net_ip_from_string", ip_from_string, ["VARCHAR"], "BLOB"),
