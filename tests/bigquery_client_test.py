@@ -397,6 +397,15 @@ def test_extract_and_copy(client: bigquery.Client, dataset: str, local_cloud: Lo
         client.extract_table(PENGUINS, "gs://no-such-bucket-here/x.csv").result()
 
 
+def test_query_and_wait_labels_the_job(client: bigquery.Client) -> None:
+    # jobs.query's QueryRequest.labels are "the labels associated with this query ... applied
+    # to the job" (REST reference, jobs.query); the client sends them there from job_config.
+    labels = {"team": "ml", "run": "nightly"}
+    rows = client.query_and_wait("SELECT 1 AS x", job_config=bigquery.QueryJobConfig(labels=labels))
+    assert [tuple(row) for row in rows] == [(1,)]
+    assert client.get_job(rows.job_id).labels == labels
+
+
 def test_jobs_get_list_cancel(client: bigquery.Client) -> None:
     job = client.query("SELECT 1 AS x", job_id=f"j_{uuid.uuid4().hex}")
     job.result()

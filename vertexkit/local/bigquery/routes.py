@@ -539,7 +539,6 @@ class BigQueryService(Lifecycle):
                 "defaultDataset",
                 "queryParameters",
                 "parameterMode",
-                "labels",
                 "maximumBytesBilled",
                 "connectionProperties",
             )
@@ -554,6 +553,8 @@ class BigQueryService(Lifecycle):
         }
         if body.get("jobTimeoutMs"):
             job_body["configuration"]["jobTimeoutMs"] = body["jobTimeoutMs"]
+        if body.get("labels"):  # QueryRequest.labels: the job's, JobConfiguration.labels
+            job_body["configuration"]["labels"] = body["labels"]
         if body.get("requestId"):
             job_body["jobReference"]["jobId"] = f"job_{_safe_id(body['requestId'])}"
         fresh = not body.get("requestId")
