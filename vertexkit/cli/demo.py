@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.table import Table
 
 from vertexkit.cli.errors import plain_console
-from vertexkit.local import LocalCloud
 
 DEMO_QUERY = """
 SELECT species, COUNT(*) AS penguins, ROUND(AVG(body_mass_g), 1) AS mean_body_mass_g
@@ -16,6 +15,8 @@ GROUP BY species ORDER BY species
 
 def demo() -> None:
     """Query the seeded penguins table through the real BigQuery client, locally."""
+    from vertexkit.local import LocalCloud  # the server's web stack: not for every verb's start
+
     console = plain_console()
     with LocalCloud() as cloud:
         console.print(f"local cloud on {cloud.url}, state in {cloud.home}")

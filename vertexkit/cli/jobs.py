@@ -22,7 +22,7 @@ from vertexkit.cli.cloud import rest_for_command
 from vertexkit.cli.errors import UserError, plain_console
 from vertexkit.cli.names import last_part
 from vertexkit.cli.options import HomeOption, ProjectOption, RegionOption
-from vertexkit.local.server import default_home
+from vertexkit.local_up import home_or_default
 from vertexkit.vertex_rest import ServiceRefused, VertexRest, rfc3339_time
 
 jobs_app = typer.Typer(
@@ -333,7 +333,7 @@ def logs(
     home: HomeOption = None,
 ) -> None:
     """Print a local job's logs: what the local cloud did, then each replica's output."""
-    root = home.resolve() if home else default_home()
+    root = home_or_default(home)
     files = job_log_files(root, job)
     if not files:
         raise UserError("JOB", f"no logs for job {job!r} under {root}")

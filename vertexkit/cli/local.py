@@ -19,7 +19,6 @@ import typer
 from vertexkit.cli.errors import UserError
 from vertexkit.cli.options import HomeOption, spec_checked
 from vertexkit.context import VERTEX_ENV
-from vertexkit.local import LocalCloud
 from vertexkit.local.process_env import with_client_hook
 from vertexkit.local_up import (
     EXEC,
@@ -68,6 +67,8 @@ def up(
     check_port_free(port)
     # Serving at once; the services' heavy parts load meanwhile (a request waits for them).
     # A claim taken between the check above and here is refused by the start (HomeServed).
+    from vertexkit.local import LocalCloud  # the web stack: imported by the verbs that serve
+
     cloud = LocalCloud(home=home, port=port, project=project, use=LOCAL_UP).start(wait=False)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -131,6 +132,8 @@ def _cloud_env(
     if running:
         yield running
         return
+    from vertexkit.local import LocalCloud
+
     cloud = LocalCloud(home=home, port=0, project=project, use=EXEC).start()
     try:
         yield cloud.env()
