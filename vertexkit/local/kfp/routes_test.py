@@ -389,7 +389,9 @@ def test_catch_up_and_concurrency_follow_the_clock(
     """The firing rules, on a clock the test moves: missed times fire oldest first with
     catch-up, only the latest without; a due time waits while max_concurrency runs are active."""
     service = local_cloud.kfp
-    start = time.time()
+    # A second past a whole minute: (start, start + 185] then holds exactly three minute marks
+    # (from a start 55 s or more into a minute it held four).
+    start = time.time() // 60 * 60 + 1
     now = [start]
     service.clock = lambda: now[0]
     experiment = client.create_experiment("clocked")
