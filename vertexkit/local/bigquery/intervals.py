@@ -189,26 +189,28 @@ def _truncated_divmod(value: int, divisor: int) -> tuple[int, int]:
     return quotient, value - quotient * divisor
 
 
+def _carried(larger: int, smaller: int, per_larger: int) -> tuple[int, int]:
+    """`smaller` folded into whole units of `larger` (`per_larger` each), what is left of it
+    within one unit, the two of one sign: JUSTIFY_DAYS's and JUSTIFY_HOURS's rule."""
+    extra, smaller = _truncated_divmod(smaller, per_larger)
+    larger += extra
+    if larger > 0 and smaller < 0:
+        larger, smaller = larger - 1, smaller + per_larger
+    elif larger < 0 and smaller > 0:
+        larger, smaller = larger + 1, smaller - per_larger
+    return larger, smaller
+
+
 def justify_hours(value: Interval) -> Interval:
     """Time into whole days, the time part in -23:59:59.999999 to 23:59:59.999999, days and
     time of one sign."""
-    extra, micros = _truncated_divmod(value.micros, MICROS_PER_DAY)
-    days = value.days + extra
-    if days > 0 and micros < 0:
-        days, micros = days - 1, micros + MICROS_PER_DAY
-    elif days < 0 and micros > 0:
-        days, micros = days + 1, micros - MICROS_PER_DAY
+    days, micros = _carried(value.days, value.micros, MICROS_PER_DAY)
     return Interval(value.months, days, micros).checked()
 
 
 def justify_days(value: Interval) -> Interval:
     """Days into 30-day months, the day part in -29 to 29, months and days of one sign."""
-    extra, days = _truncated_divmod(value.days, DAYS_PER_MONTH)
-    months = value.months + extra
-    if months > 0 and days < 0:
-        months, days = months - 1, days + DAYS_PER_MONTH
-    elif months < 0 and days > 0:
-        months, days = months + 1, days - DAYS_PER_MONTH
+    months, days = _carried(value.months, value.days, DAYS_PER_MONTH)
     return Interval(months, days, value.micros).checked()
 
 
