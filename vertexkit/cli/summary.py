@@ -52,15 +52,21 @@ def summarize(console: Console, run: FinishedRun) -> None:
     if "decision" in outputs:
         table.add_row("decision", f"{_verdict(outputs)}: {outputs['decision']}")
     table.add_row("artifacts", f"{run.pipeline_root}/")
-    vertex = VertexRest.for_context(run.context)
-    endpoint = _endpoint(run, vertex)
-    if endpoint is not None:
-        table.add_row("endpoint", endpoint["name"])
-        instance, prediction = _sample_prediction(run, vertex, endpoint)
-        if instance is not None:
-            table.add_row("sample instance", json.dumps(instance, default=str))
-            table.add_row("prediction", json.dumps(prediction, default=str))
+    if run.params.get("endpoint_display_name"):  # a pipeline that deploys: ask Vertex AI
+        _add_endpoint_rows(table, run, VertexRest.for_context(run.context))
     console.print(table)
+
+
+def _add_endpoint_rows(table: Table, run: FinishedRun, vertex: VertexRest) -> None:
+    """The endpoint the run deployed to, and a sample prediction from it."""
+    endpoint = _endpoint(run, vertex)
+    if endpoint is None:
+        return
+    table.add_row("endpoint", endpoint["name"])
+    instance, prediction = _sample_prediction(run, vertex, endpoint)
+    if instance is not None:
+        table.add_row("sample instance", json.dumps(instance, default=str))
+        table.add_row("prediction", json.dumps(prediction, default=str))
 
 
 def _verdict(outputs: dict[str, Any]) -> str:
