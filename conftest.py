@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vertexkit.context import CloudContext
+from vertexkit.context import CloudContext, environ_set
 from vertexkit.local import LocalCloud
 from vertexkit.local.hooks import vertexkit_off_machine_audit as audit
 
@@ -39,15 +39,9 @@ def nothing_leaves_the_machine(off_machine_log: Path) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def local_cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     """A running local cloud with its own home; the process env points the clients at it."""
-    cloud = LocalCloud(home=tmp_path_factory.mktemp("vertexkit-home")).start()
-    saved = dict(os.environ)
-    os.environ.update(cloud.env())
-    try:
+    home = tmp_path_factory.mktemp("vertexkit-home")
+    with LocalCloud(home=home) as cloud, environ_set(cloud.env()):
         yield cloud
-    finally:
-        cloud.stop()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @pytest.fixture

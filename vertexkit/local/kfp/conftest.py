@@ -4,22 +4,15 @@ suite's shared cloud (the console's newest run, a list's first job)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
+from vertexkit.context import environ_set
 from vertexkit.local import LocalCloud
 
 
 @pytest.fixture(scope="module")
 def local_cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
-    cloud = LocalCloud(home=tmp_path_factory.mktemp("kfp-home")).start()
-    saved = dict(os.environ)
-    os.environ.update(cloud.env())
-    try:
+    with LocalCloud(home=tmp_path_factory.mktemp("kfp-home")) as cloud, environ_set(cloud.env()):
         yield cloud
-    finally:
-        cloud.stop()
-        os.environ.clear()
-        os.environ.update(saved)

@@ -833,21 +833,18 @@ class KfpService(Lifecycle):
         return {}
 
     def enable_recurring_run(self, request: KfpRequest) -> Resource:
-        recurring = self._recurring(request.params["recurring_run_id"])
-        self._set(
-            f"recurringruns/{recurring['recurring_run_id']}",
-            status=ENABLED,
-            mode="ENABLE",
-            updated_at=_now(),
-        )
-        return {}
+        return self._switch(request, ENABLED, "ENABLE")
 
     def disable_recurring_run(self, request: KfpRequest) -> Resource:
+        return self._switch(request, DISABLED, "DISABLE")
+
+    def _switch(self, request: KfpRequest, status: str, mode: str) -> Resource:
+        """`:enable` / `:disable`: the recurring run's status and mode, as the API reports them."""
         recurring = self._recurring(request.params["recurring_run_id"])
         self._set(
             f"recurringruns/{recurring['recurring_run_id']}",
-            status=DISABLED,
-            mode="DISABLE",
+            status=status,
+            mode=mode,
             updated_at=_now(),
         )
         return {}
