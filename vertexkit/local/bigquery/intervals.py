@@ -398,18 +398,19 @@ def exportable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
         if kind.id == "interval":
             columns.append(f"bq_interval_string({column}) AS {column}")
             changed = True
-        elif _holds_interval(kind):
+        elif holds_interval(kind):
             raise not_supported(f"INTERVAL inside an ARRAY or STRUCT (column {name})")
         else:
             columns.append(column)
     return relation.project(", ".join(columns)) if changed else relation
 
 
-def _holds_interval(kind: duckdb.typing.DuckDBPyType) -> bool:
+def holds_interval(kind: duckdb.typing.DuckDBPyType) -> bool:
+    """Whether a column of this type is or holds an INTERVAL."""
     if kind.id == "interval":
         return True
     if kind.id in ("list", "struct", "array", "map"):
-        return any(_holds_interval(child) for _, child in kind.children)
+        return any(holds_interval(child) for _, child in kind.children)
     return False
 
 

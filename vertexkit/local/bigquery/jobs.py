@@ -23,6 +23,7 @@ import duckdb
 from vertexkit.local.bigquery import (
     billing,
     bind_refusal,
+    engine_call,
     geography,
     googlesql,
     information_schema,
@@ -348,18 +349,22 @@ class JobRunner:
         memory (recorder.py); None for a larger one, which is run again into its table (a
         SELECT has no effects, so a second run is only time)."""
         cur.complete()  # a catalog check's fetchone() may have left its result unread
-        relation = cur.sql(f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}", params=params)
-        table = geography.text_columns(intervals.exportable(relation).to_arrow_table())
+        limited = f"SELECT * FROM ({sql}) AS result LIMIT {SMALL_ROWS + 1}"
+        table, names, kinds = engine_call.arrow_rows(cur, limited, params)
+        if any(intervals.holds_interval(kind) for kind in kinds):
+            # Arrow's INTERVAL wraps past 106,751 days: run again to BigQuery's text (a SELECT
+            # has no effects; the rows above are dropped unread)
+            table = intervals.exportable(cur.sql(limited, params=params)).to_arrow_table()
+        table = geography.text_columns(table)
         if table.num_rows > SMALL_ROWS or table.nbytes > SMALL_BYTES:
             return None
         column = null_element_column(table)
         if column is not None:
             raise QueryError(f"Array cannot have a null element; error in writing field {column}")
         fields = [
-            duckdb_to_field(name, kind, True)
-            for name, kind in zip(relation.columns, relation.types, strict=True)
+            duckdb_to_field(name, kind, True) for name, kind in zip(names, kinds, strict=True)
         ]
-        small = SmallResult(table, [str(kind) for kind in relation.types], self.warehouse.clock())
+        small = SmallResult(table, [str(kind) for kind in kinds], self.warehouse.clock())
         return small, fields
 
     def _function_ddl(
