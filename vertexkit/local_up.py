@@ -246,7 +246,7 @@ class _RemoteStorage:
         self.context = context
 
     def ensure_bucket(self, bucket: str) -> None:
-        from google.api_core.exceptions import Conflict
+        """There already: as LocalCloud's ensure_bucket, nothing to do."""
+        from vertexkit.storage_rest import StorageRest
 
-        with suppress(Conflict):  # there already: as LocalCloud's ensure_bucket, nothing to do
-            self.context.storage_client().create_bucket(bucket)
+        StorageRest.for_context(self.context).ensure_bucket(self.context.project, bucket)

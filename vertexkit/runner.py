@@ -104,7 +104,6 @@ def run_pipeline_job(
     from vertexkit import pipeline_jobs
 
     name = short_name(name_or_ref)
-    _import_clients()  # while the run's local cloud loads, in its own process
     with local_cloud(home, cloud_process, caching=enable_caching is not False) as cloud:
         context = cloud.context()
         root_uri = f"gs://{context.project}{PIPELINE_BUCKET_SUFFIX}"
@@ -158,12 +157,6 @@ def run_pipeline_job(
             if while_running:
                 while_running(run)
         return run
-
-
-def _import_clients() -> None:
-    """The client a local run calls: the bucket's Cloud Storage (the job itself is created and
-    followed over REST, `vertexkit.vertex_rest`)."""
-    from google.cloud import storage  # noqa: F401
 
 
 @contextmanager

@@ -36,7 +36,7 @@ _RFC3339 = re.compile(
     r"(?P<zone>Z|[+-]\d\d:\d\d)$"
 )
 
-Answer = tuple[int, str]  # HTTP status and body text
+Answer = tuple[int, bytes]  # HTTP status and body
 Sender = Callable[[str, str, dict[str, Any] | None], Answer]
 
 
@@ -78,10 +78,11 @@ class VertexRest:
 
     @classmethod
     def for_context(cls, context: CloudContext) -> VertexRest:
+        send = sender_for(context.vertex_endpoint)
         if context.vertex_endpoint:
-            return cls(context.vertex_endpoint, context.parent, _send_plain)
+            return cls(context.vertex_endpoint, context.parent, send)
         host = context.vertex_client_options()["api_endpoint"]
-        return cls(f"https://{host}", context.parent, _authorized_sender())
+        return cls(f"https://{host}", context.parent, send)
 
     def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any]:
         suffix = f"?{urllib.parse.urlencode(query)}" if query else ""
@@ -105,16 +106,26 @@ class VertexRest:
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         url = f"{self.base_url}/v1/{path.lstrip('/')}"
-        status, text = self._send(method, url, body)
-        if 200 <= status < 300:
-            return json.loads(text) if text.strip() else {}
-        reason = _error_message(text)
-        if status == 429:
-            raise TooManyRequests(status, reason)
-        if 400 <= status < 500:
-            raise ServiceRefused(status, reason)
-        failed = ServiceUnavailable if status in _UNAVAILABLE else ServiceFailed
-        raise failed(f"{status} {method} {url}: {reason}")
+        text = answered(method, url, *self._send(method, url, body)).decode()
+        return json.loads(text) if text.strip() else {}
+
+
+def sender_for(endpoint: str | None) -> Sender:
+    """Plain HTTP to a local cloud's `endpoint`; Google's credentials where there is none."""
+    return _send_plain if endpoint else _authorized_sender()
+
+
+def answered(method: str, url: str, status: int, body: bytes) -> bytes:
+    """The body of a 2xx answer; any other raises what google.api_core would have."""
+    if 200 <= status < 300:
+        return body
+    reason = _error_message(body.decode(errors="replace"))
+    if status == 429:
+        raise TooManyRequests(status, reason)
+    if 400 <= status < 500:
+        raise ServiceRefused(status, reason)
+    failed = ServiceUnavailable if status in _UNAVAILABLE else ServiceFailed
+    raise failed(f"{status} {method} {url}: {reason}")
 
 
 def _error_message(text: str) -> str:
@@ -141,10 +152,10 @@ def _send_plain(method: str, url: str, body: dict[str, Any] | None) -> Answer:
     request.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
-            return answer.status, answer.read().decode()
+            return answer.status, answer.read()
     except urllib.error.HTTPError as refusal:
         with refusal:
-            return refusal.code, refusal.read().decode(errors="replace")
+            return refusal.code, refusal.read()
     except urllib.error.URLError as unreached:  # a refused or reset connection, as a poll knows it
         if isinstance(unreached.reason, ConnectionError):
             raise unreached.reason from None
@@ -165,7 +176,7 @@ def _authorized_sender() -> Sender:
             answer = session.request(method, url, json=body, timeout=TIMEOUT_S)
         except requests.ConnectionError as unreached:  # as a poll knows it
             raise ConnectionError(str(unreached)) from unreached
-        return answer.status_code, answer.text
+        return answer.status_code, answer.content
 
     return send
 

@@ -81,7 +81,7 @@ def _answering(status: int, body: str) -> VertexRest:
     """A reader whose transport returns one fixed answer: the local cloud never answers 5xx
     or a non-JSON error on purpose, and these are the branches that handle them."""
     return VertexRest(
-        "http://127.0.0.1:1", "projects/p/locations/us-central1", lambda *_: (status, body)
+        "http://127.0.0.1:1", "projects/p/locations/us-central1", lambda *_: (status, body.encode())
     )
 
 

@@ -18,13 +18,13 @@ import json
 import math
 from typing import Any
 
-from google.api_core.exceptions import NotFound
 from rich.console import Console
 from rich.table import Table
 
 from vertexkit.runner import FinishedRun
 from vertexkit.runtime.gcs_io import split_gs_uri
-from vertexkit.vertex_rest import VertexRest, as_proto_value
+from vertexkit.storage_rest import StorageRest
+from vertexkit.vertex_rest import ServiceRefused, VertexRest, as_proto_value
 
 
 def summarize(console: Console, run: FinishedRun) -> None:
@@ -110,7 +110,11 @@ def _written_sample(run: FinishedRun, model_dir: str) -> list | None:
     """`sample_instance` of the model's `model_metadata.json`, when it has one."""
     try:
         metadata = json.loads(_read_text(run, f"{model_dir}/model_metadata.json"))
-    except (NotFound, ValueError):  # a trainer of the user's own that wrote none, or no JSON
+    except ServiceRefused as refused:  # 404: a trainer of the user's own that wrote none
+        if refused.code != 404:
+            raise
+        return None
+    except ValueError:  # not JSON
         return None
     sample = metadata.get("sample_instance") if isinstance(metadata, dict) else None
     return sample if isinstance(sample, list) else None
@@ -157,18 +161,18 @@ def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
     a glob matches), or None."""
     bucket, glob = split_gs_uri(pattern)
     prefix = glob.split("*", 1)[0]
-    client = run.context.storage_client()
+    storage = StorageRest.for_context(run.context)
     names = sorted(
-        blob.name
-        for blob in client.list_blobs(bucket, prefix=prefix)
-        if fnmatch.fnmatchcase(blob.name, glob) and "/" not in blob.name[len(prefix) :]
+        name
+        for name in storage.names(bucket, prefix)
+        if fnmatch.fnmatchcase(name, glob) and "/" not in name[len(prefix) :]
     )
-    return client.bucket(bucket).blob(names[0]).download_as_bytes() if names else None
+    return storage.read(bucket, names[0]) if names else None
 
 
 def _read_text(run: FinishedRun, uri: str) -> str:
     bucket, name = split_gs_uri(uri)
-    return run.context.storage_client().bucket(bucket).blob(name).download_as_text()
+    return StorageRest.for_context(run.context).read(bucket, name).decode()
 
 
 def summarize_kfp(console: Console, run: Any, params: dict[str, Any]) -> None:
