@@ -83,11 +83,13 @@ def parse(text: str) -> Selection | None:
     return None if tree == {WILDCARD: None} else tree
 
 
-def select(value: Any, selection: Selection | None) -> Any:
-    """The part of `value` (an answer's JSON) that `selection` selects."""
+def select(value: Any, selection: Selection | None, keep: str | None = None) -> Any:
+    """The part of `value` (an answer's JSON) that `selection` selects; with `keep`, that key
+    too in every object selected into (Vertex's `@type`, which says an object is an Any until
+    its names are written: `vertex.router`)."""
     if selection is None:
         return value
-    picked = _pick(value, selection)
+    picked = _pick(value, selection, keep)
     return {} if picked is _NOTHING else picked
 
 
@@ -103,7 +105,7 @@ def trimmed(response: Response, selection: Selection | None) -> Response:
     return response
 
 
-def _pick(value: Any, selection: Selection) -> Any:
+def _pick(value: Any, selection: Selection, keep: str | None) -> Any:
     if isinstance(value, dict):
         every = selection.get(WILDCARD, _NOTHING)
         picked: dict[str, Any] = {}
@@ -111,16 +113,16 @@ def _pick(value: Any, selection: Selection) -> Any:
             sub: Any
             if key in selection:
                 sub = selection[key] if every is _NOTHING else _union(selection[key], every)
-            elif every is not _NOTHING:
-                sub = every
+            elif every is not _NOTHING or key == keep:
+                sub = None if every is _NOTHING else every
             else:
                 continue
-            chosen = item if sub is None else _pick(item, sub)
+            chosen = item if sub is None else _pick(item, sub, keep)
             if chosen is not _NOTHING:
                 picked[key] = chosen
         return picked
     if isinstance(value, list):
-        elements = [chosen for chosen in (_pick(item, selection) for item in value)
+        elements = [chosen for chosen in (_pick(item, selection, keep) for item in value)
                     if chosen is not _NOTHING]  # fmt: skip
         return _NOTHING if value and not elements else elements
     return _NOTHING

@@ -151,3 +151,12 @@ def test_a_rendered_json_answer_is_trimmed_and_its_length_follows() -> None:
     assert trimmed(error, parse("id")).body == error.body
     media = Response(json.dumps(FILE).encode(), media_type="application/json")
     assert trimmed(media, parse("id")).body == media.body  # a download's own bytes
+
+
+def test_a_kept_key_stays_in_every_object_selected_into() -> None:
+    response = {"@type": "type.googleapis.com/x.Dataset", "name": "d", "etag": "e"}
+    operation = {"name": "o", "done": True, "response": response}
+    assert select(operation, parse("response/name"), keep="@type") == {
+        "response": {"@type": "type.googleapis.com/x.Dataset", "name": "d"}
+    }
+    assert select(operation, parse("response/name")) == {"response": {"name": "d"}}
