@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 
 JOB_TERMINAL = {"PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED"}
 TASK_ENDED = {"SUCCEEDED", "SKIPPED", "FAILED", "CANCELLED"}
+# What a poll of `follow` reads (Google's `fields` partial response, which Vertex AI and the
+# local cloud both answer): the job's state and time (`TaskProgress._observe_job`,
+# `task_states`, JOB_TERMINAL), and of each task what `_root_task_ids`, `task_line`,
+# `task_states` and `JobProgress` (its launched jobs, in `execution.metadata`'s
+# `output:gcp_resources`) read. Not the pipelineSpec nor the tasks' inputs and outputs: most of
+# a job's ~100 KB. The whole job is asked for once it has ended, for its outputs and summary.
+POLL_FIELDS = (
+    "state,updateTime,error,jobDetail/taskDetails(taskId,parentTaskId,taskName,state,"
+    "startTime,endTime,error,execution/metadata)"
+)
 
 
 class PipelineJobFailed(RuntimeError):
@@ -143,22 +153,29 @@ def follow(
     emit: Callable[[str], None],
     timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Polls the job until it ends, printing task changes; returns the final job as JSON."""
+    """Polls the job until it ends, printing task changes; returns the final job as JSON (the
+    whole of it: the polls ask only for POLL_FIELDS)."""
     from vertexkit.runtime.polling import TRANSIENT_ERRORS, cap_for
     from vertexkit.vertex_rest import TRANSIENT, VertexRest
 
     vertex = VertexRest.for_context(ctx)
     progress = TaskProgress(emit, JobProgress(emit, fetcher(vertex)))
-    return poll_until(
-        lambda: vertex.get(job_name),
+    transient = TRANSIENT_ERRORS + TRANSIENT
+    poll_until(
+        lambda: vertex.get(job_name, {"fields": POLL_FIELDS}),
         lambda job: job.get("state") in JOB_TERMINAL,
         cap=cap_for(ctx),
         timeout=timeout,
         describe=f"pipeline job {job_name}",
         on_poll=progress.observe,
         progress=lambda job: (task_states(job), progress.changes()),
-        transient=TRANSIENT_ERRORS + TRANSIENT,
+        transient=transient,
     )
+    # an ended job changes no more: one GET of all of it, retried as a poll is
+    return poll_until(
+        lambda: vertex.get(job_name), lambda _: True, describe=f"pipeline job {job_name}",
+        transient=transient,
+    )  # fmt: skip
 
 
 def task_states(job: dict[str, Any]) -> tuple[Any, ...]:

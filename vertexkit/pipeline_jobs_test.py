@@ -7,9 +7,11 @@ the job's task details, a cached second run, and a failing task named in one err
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import pytest
 from google.auth.credentials import AnonymousCredentials
 from typer.testing import CliRunner
 
@@ -156,3 +158,84 @@ def test_progress_prints_one_line_per_change_job_first_while_running() -> None:
         ["train", "FAILED", "2.5", "s", "ValueError:", "bad", "input"],
         ["job", "FAILED"],
     ]
+
+
+def test_a_poll_s_fields_hold_everything_the_progress_reads() -> None:
+    """`follow` asks each poll for POLL_FIELDS only: what it prints and how it backs off must be
+    what the whole job would give (a task that launched a custom job, a failed one, the root)."""
+    from vertexkit.job_progress import JobProgress
+    from vertexkit.local.partial_response import parse, select
+
+    resources = {"resources": [{"resourceType": "CustomJob", "resourceUri":
+                 "https://us-central1-aiplatform.googleapis.com/v1/projects/1/locations/"
+                 "us-central1/customJobs/42"}]}  # fmt: skip
+    root = {"taskId": "1", "taskName": "pipe", "state": "RUNNING", "inputs": {"p": {}}}
+    train = {
+        "taskId": "2", "parentTaskId": "1", "taskName": "train", "state": "RUNNING",
+        "startTime": "2026-01-01T10:00:00Z", "createTime": "2026-01-01T09:59:59Z",
+        "execution": {"name": "e", "schemaTitle": "system.ContainerExecution",
+                      "metadata": {"output:gcp_resources": json.dumps(resources)}},
+        "outputs": {"model": {"artifacts": [{"uri": "gs://b/m", "metadata": {"x": 1}}]}},
+    }  # fmt: skip
+    failed = {"taskId": "3", "parentTaskId": "1", "taskName": "eval", "state": "FAILED",
+              "startTime": "2026-01-01T10:00:00Z", "endTime": "2026-01-01T10:00:04Z",
+              "error": {"code": 9, "message": "ValueError: no rows\nTraceback"}}  # fmt: skip
+    jobs = [
+        {"name": "projects/1/locations/us-central1/pipelineJobs/p", "displayName": "p",
+         "state": state, "updateTime": f"2026-01-01T10:00:0{i}Z",
+         "pipelineSpec": {"root": {"dag": {"tasks": {"train": {}}}}},
+         "runtimeConfig": {"gcsOutputDirectory": "gs://b"},
+         "jobDetail": {"pipelineContext": {"name": "c"}, "taskDetails": tasks}}
+        for i, (state, tasks) in enumerate([
+            ("PIPELINE_STATE_RUNNING", [root, train]),
+            ("PIPELINE_STATE_FAILED", [root, {**train, "state": "SUCCEEDED",
+                                              "endTime": "2026-01-01T10:00:03Z"}, failed]),
+        ])
+    ]  # fmt: skip
+    jobs[1]["error"] = {"code": 9, "message": "task eval failed"}
+
+    def followed(selector: str | None) -> tuple[list[str], list[tuple]]:
+        lines: list[str] = []
+        custom = {"name": "customJobs/42", "state": "JOB_STATE_RUNNING",
+                  "updateTime": "2026-01-01T10:00:01Z"}  # fmt: skip
+        progress = pipeline_jobs.TaskProgress(
+            lines.append, JobProgress(lines.append, lambda kind, name: custom)
+        )
+        states = []
+        for job in jobs:
+            polled = select(job, parse(selector)) if selector else job
+            progress.observe(polled)
+            states.append((pipeline_jobs.task_states(polled), progress.changes()))
+        return lines, states
+
+    whole, polled = followed(None), followed(pipeline_jobs.POLL_FIELDS)
+    assert polled == whole
+    assert any("custom job 42 RUNNING" in line for line in whole[0])  # the launched job's line
+    assert any("ValueError: no rows" in line for line in whole[0])
+    assert "pipelineSpec" not in select(jobs[0], parse(pipeline_jobs.POLL_FIELDS))
+
+
+def test_follow_polls_with_the_fields_and_gets_the_whole_job_once_it_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vertexkit.context import CloudContext
+    from vertexkit.vertex_rest import VertexRest
+
+    asked: list[tuple[str, dict[str, str] | None]] = []
+    answers = iter([
+        {"state": "PIPELINE_STATE_RUNNING"},
+        {"state": "PIPELINE_STATE_SUCCEEDED"},
+        {"state": "PIPELINE_STATE_SUCCEEDED", "pipelineSpec": {"root": {}}},
+    ])  # fmt: skip
+
+    def get(self: VertexRest, path: str, query: dict[str, str] | None = None) -> dict:
+        asked.append((path, query))
+        return next(answers)
+
+    monkeypatch.setattr(VertexRest, "get", get)
+    monkeypatch.setattr("vertexkit.runtime.polling.time.sleep", lambda _: None)
+    ctx = CloudContext(project="p", region="us-central1", vertex_endpoint="http://127.0.0.1:1")
+    job = pipeline_jobs.follow(ctx, "projects/p/locations/us-central1/pipelineJobs/j", print)
+    assert job == {"state": "PIPELINE_STATE_SUCCEEDED", "pipelineSpec": {"root": {}}}
+    fields = {"fields": pipeline_jobs.POLL_FIELDS}
+    assert [query for _, query in asked] == [fields, fields, None]

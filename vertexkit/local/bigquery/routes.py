@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from vertexkit.local import partial_response
 from vertexkit.local.bigquery.dataset_resource import (
     OUTPUT_ONLY,
     creation_defaults,
@@ -72,12 +73,11 @@ STOP_WAIT_S = 10.0  # how long cancel and shutdown wait for an interrupted job t
 Handler = Callable[..., Any]
 
 
-def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def _json(body: Any, selection: partial_response.Selection | None = None) -> Response:
+    """A JSON answer holding what `selection` (the request's `fields`) selects of `body`."""
     return Response(
-        json.dumps(body, separators=(",", ":")),
-        status_code=status,
+        json.dumps(partial_response.select(body, selection), separators=(",", ":")),
         media_type="application/json",
-        headers=headers,
     )
 
 
@@ -144,25 +144,27 @@ class BigQueryService(Lifecycle):
         return [route for service in services for route in service(self).routes()]
 
     def _route(self, path: str, handler: Handler, *methods: str) -> Route:
-        """Reads the JSON body, runs the handler in a worker thread, answers JSON."""
+        """Reads the JSON body, runs the handler in a worker thread, answers JSON: only what
+        `fields` selects (`vertexkit.local.partial_response`), read before the handler runs
+        (a selector that does not parse is a 400 and nothing is done) and never passed to it."""
 
         async def endpoint(request: Request) -> Response:
+            selection = partial_response.requested(request.query_params)
+            query = partial_response.without_fields(request.query_params)
             raw = await request.body()
             try:
                 body = json.loads(raw) if raw else {}
             except json.JSONDecodeError as error:
                 raise bad_request(f"Invalid JSON payload: {error}") from error
             try:
-                result = await run_in_threadpool(
-                    handler, request.path_params, dict(request.query_params), body
-                )
+                result = await run_in_threadpool(handler, request.path_params, query, body)
             except QueryError as error:
                 raise api_error(error) from error
             except duckdb.TransactionException as error:  # met a concurrent writer: retryable
                 raise ApiError(
                     503, f"Concurrent change, retry the request: {error}", reason="backendError"
                 ) from error
-            return result if isinstance(result, Response) else _json(result)
+            return result if isinstance(result, Response) else _json(result, selection)
 
         endpoint_typed: Callable[[Request], Awaitable[Response]] = endpoint
         return Route(path, endpoint_typed, methods=list(methods))
@@ -623,6 +625,7 @@ class BigQueryService(Lifecycle):
 
     # -- uploads (load jobs with data in the request) ----------------------------------------------
     async def upload_start(self, request: Request) -> Response:
+        selection = partial_response.requested(request.query_params)  # before the upload
         project = request.path_params["project"]
         upload_type = request.query_params.get("uploadType")
         raw = await request.body()
@@ -630,7 +633,7 @@ class BigQueryService(Lifecycle):
             metadata, data = _split_multipart(request.headers.get("content-type", ""), raw)
             path = self.warehouse.staging_path()
             path.write_bytes(data)
-            return await self._run_upload_job(project, metadata, path)
+            return await self._run_upload_job(project, metadata, path, selection)
         if upload_type == "resumable":
             metadata = json.loads(raw) if raw else {}
             upload_id = uuid.uuid4().hex
@@ -643,6 +646,7 @@ class BigQueryService(Lifecycle):
         raise bad_request("uploadType must be multipart or resumable")
 
     async def upload_chunk(self, request: Request) -> Response:
+        selection = partial_response.requested(request.query_params)  # before the chunk
         upload_id = request.query_params.get("upload_id", "")
         with self.uploads_lock:
             session = self.uploads.get(upload_id)
@@ -661,9 +665,15 @@ class BigQueryService(Lifecycle):
             return Response(status_code=308, headers=_range_header(size))
         with self.uploads_lock:
             self.uploads.pop(upload_id, None)
-        return await self._run_upload_job(session["project"], session["job"], path)
+        return await self._run_upload_job(session["project"], session["job"], path, selection)
 
-    async def _run_upload_job(self, project: str, metadata: dict, path: Path) -> Response:
+    async def _run_upload_job(
+        self,
+        project: str,
+        metadata: dict,
+        path: Path,
+        selection: partial_response.Selection | None,
+    ) -> Response:
         if not isinstance(metadata, dict) or "load" not in (metadata.get("configuration") or {}):
             path.unlink(missing_ok=True)
             raise bad_request("An upload must carry a load job (configuration.load)")
@@ -675,7 +685,7 @@ class BigQueryService(Lifecycle):
         except BaseException:
             path.unlink(missing_ok=True)
             raise
-        return _json(job)
+        return _json(job, selection)
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from vertexkit.local import partial_response
 from vertexkit.local.errors import ApiError, bad_request, refused
 from vertexkit.local.storage.models import PRECONDITION_FAILED
 from vertexkit.local.storage.responses import decode_page_token, encode_page_token
@@ -21,7 +22,9 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 def storage_errors(routes: list[BaseRoute]) -> list[BaseRoute]:
     """The routes with Cloud Storage's error JSON: `{"error": {code, message, errors}}`, no
     `status` field (recorded storage traffic: a 404 bucket get). The app-wide handlers answer
-    Vertex's and BigQuery's errors with `status`, so Storage's are caught here, at its routes."""
+    Vertex's and BigQuery's errors with `status`, so Storage's are caught here, at its routes.
+    Every JSON answer of the JSON API is trimmed here too, to what the request's `fields`
+    selects (`vertexkit.local.partial_response`); media (`alt=media`, `/download/`) never is."""
     shaped: list[BaseRoute] = []
     for route in routes:
         if isinstance(route, Route):
@@ -34,7 +37,11 @@ def storage_errors(routes: list[BaseRoute]) -> list[BaseRoute]:
 def _storage_shaped(endpoint: Endpoint) -> Endpoint:
     async def answer(request: Request) -> Response:
         try:
-            return await endpoint(request)
+            # read before the handler runs: a selector that does not parse is a 400, nothing done
+            selection = (
+                None if is_media(request) else partial_response.requested(request.query_params)
+            )
+            return partial_response.trimmed(await endpoint(request), selection)
         except ApiError as error:
             return storage_error(error)
         except SpecError as exc:  # as the app's spec handler would, in Storage's shape
@@ -42,6 +49,11 @@ def _storage_shaped(endpoint: Endpoint) -> Endpoint:
                                  else bad_request(str(exc)))  # fmt: skip
 
     return answer
+
+
+def is_media(request: Request) -> bool:
+    """A download: the object's own bytes, which `fields` does not select in."""
+    return request.query_params.get("alt") == "media" or request.url.path.startswith("/download/")
 
 
 def storage_error(error: ApiError) -> JSONResponse:

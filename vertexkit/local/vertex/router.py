@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from vertexkit.local import partial_response
 from vertexkit.local.errors import ApiError, bad_request, not_served
 from vertexkit.local.vertex.core.ids import check_numeric_id
 from vertexkit.local.vertex.core.names import ProjectNames
@@ -124,7 +125,8 @@ class VertexRouter:
     async def dispatch(self, request: Request) -> Response:
         """Reads the request as the store keys names (`core.names`: resource names, never a
         user's free-form data), runs its handler, and answers with Google's names; a create's
-        operation is answered pending (below)."""
+        operation is answered pending (below), and the answer holds only what `fields` selects
+        (`vertexkit.local.partial_response`; errors are answered whole)."""
         path = self.names.inward_text(request.path_params["path"].lstrip("/"))
         resolved = self.resolve(request.method, path)
         if resolved is None:
@@ -134,16 +136,24 @@ class VertexRouter:
         except SpecError as exc:
             raise self._named_error(exc) from exc
         handler, params = resolved
+        # `fields` (the system's partial response) is read here, before the handler runs: a
+        # selector that does not parse is a 400 and nothing is done; handlers never see it.
+        selection = partial_response.requested(request.query_params)
         vertex_request = VertexRequest(
             method=request.method,
             path=path,
             params=params,
-            query={key: self.names.inward_text(v) for key, v in request.query_params.items()},
+            query={
+                key: self.names.inward_text(v)
+                for key, v in request.query_params.items()
+                if key != partial_response.FIELDS
+            },
             body=self._body(await request.body()),
             headers=dict(request.headers),
             repeated=_repeated(
                 (key, self.names.inward_text(value))
                 for key, value in request.query_params.multi_items()
+                if key != partial_response.FIELDS
             ),
         )
         try:
@@ -154,9 +164,20 @@ class VertexRouter:
             return self._named_headers(result)
         if request.method == "POST" and not _is_operations_path(path):
             result = pending_view(result)
-        named = self.names.outward(result if result is not None else {})
+        named = self._named_selection(result if result is not None else {}, selection)
         text = json.dumps(named, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return Response(text, media_type="application/json")
+
+    def _named_selection(self, result: Any, selection: partial_response.Selection | None) -> Any:
+        """The answer with Google's names, holding only what `fields` selects. Trimmed before
+        it is named: a pipeline job is ~100 KB, most of it its pipelineSpec, and `outward`
+        walks every string. `outward` tells a kept key's Any (an operation's `metadata` or
+        `response`: walked) from a Struct (kept) by its `@type`, so `@type` stays through the
+        naming, and goes after it unless it was selected (a second pass, over the small part)."""
+        if selection is None:
+            return self.names.outward(result)
+        named = self.names.outward(partial_response.select(result, selection, keep="@type"))
+        return partial_response.select(named, selection)
 
     def _named_error(self, exc: ApiError | SpecError) -> ApiError | SpecError:
         if isinstance(exc, SpecError):
