@@ -21,37 +21,32 @@ that never had it.
 
     .venv/bin/python -m benchmarks bigquery_small_query   [SAMPLES=50] [PROFILE=out.prof]
 
-Where a `SELECT 1`'s server CPU goes (issue 25, part 4; 2 cores shared with 4 other busy
-agents, so every figure here is high by a third or more and varies by a few tenths of a ms
-from run to run: compare runs interleaved, and read the client's own line as the gauge):
+Where a `SELECT 1`'s server CPU goes (issue 25, part 4; 2 cores, quiet; interleaved with the
+code before uvloop, httptools and `bigquery/engine_call.py`, which read 3.16-3.52 ms):
 
     p50 over 300 calls each: local BigQuery (google-cloud-bigquery) vs DuckDB
-                             local    duckdb    ratio   server CPU
-    SELECT 1                4.22ms   0.153ms      28x      2.82ms
-    GROUP BY penguins      15.40ms   1.293ms      12x     11.76ms
-    SELECT 1 server CPU 2.82 ms per call (target <= 2.0 ms: NOT met); by thread, ms per call:
-      job threads (the query itself)              1.30
-      event loop (HTTP, routing, middleware)      0.90
-      request workers (handlers)                  0.37
-      job record writer (batched)                 0.17
-      unnamed (DuckDB, gRPC)                      0.07
-      threads that ended                          0.02
-      the client itself (not counted)             1.52
+    SELECT 1 server CPU 2.34-2.36 ms per call (target <= 2.0 ms: NOT met); by thread, ms per call:
+      job threads (the query itself)              1.00-1.03   (before: 1.43-1.50)
+      event loop (HTTP, routing, middleware)      0.63-0.67   (before: 1.00-1.17)
+      request workers (handlers)                  0.40-0.43   (before: 0.47-0.57)
+      job record writer (batched)                 0.13-0.20
+      the client itself (not counted)             1.53-1.61
 
-* job threads: DuckDB itself is about 0.6-0.8 ms of it (the relation API parses and binds the
-  statement, then runs it: parse, bind, plan, run, Arrow), the rest is the job's Python
-  (translation from its cache, checks, the result's schema, handing the record over);
-* event loop: uvicorn's h11 parser and writer (pure Python, about 0.4 ms by the profile's
-  share; uvicorn would use httptools if it were installed), asyncio's socket handling,
-  Starlette's layers and the guard;
+* job threads: DuckDB's own run of the statement is about 0.33 ms of it (one engine call,
+  `engine_call.arrow_rows`: DuckDB 2's relation layer parsed and bound the statement twice, in
+  Python steps of its own, 0.65 ms); the rest is the job's Python (translation from its cache,
+  catalog checks, the result's schema and record) and the thread hand-overs;
+* event loop: uvicorn on uvloop with httptools' parser (h11's pure-Python parsing and asyncio
+  were half of the loop's CPU), Starlette's layers and the guard. A bare Starlette + uvicorn
+  endpoint with the same thread hop costs 0.45-0.55 ms of server CPU a request on this machine,
+  so the HTTP path is at most ~0.6 ms above its floor;
 * request workers: jobs.query's handler (validation, the job's set-up, the response's rows and
   JSON) and the thread round trip that runs it off the event loop (~0.1 ms);
-* job record writer: the batched job records and small results, one commit per 0.2 s;
-* unnamed: a native thread, idle between queries: most likely DuckDB's own worker thread.
+* job record writer: the batched job records and small results, one commit per 0.2 s.
 
-Before issue 25's part 4, runs interleaved with these read 4.6 ms (median of 5): most of the
-difference was a new OS thread per job and a thread round trip on every request to reach the
-deferred BigQuery service.
+What is left is spread thin: no part above 0.1 ms but DuckDB's run and the HTTP floor, so the
+last 0.35 ms would take a path with fewer thread hops (the job on the request's own thread),
+not another trim.
 """
 
 from __future__ import annotations
