@@ -246,7 +246,8 @@ class _RemoteStorage:
         self.context = context
 
     def ensure_bucket(self, bucket: str) -> None:
-        """There already: as LocalCloud's ensure_bucket, nothing to do."""
+        """Makes the run's bucket; one that is there already is left as it is, as
+        LocalCloud's ensure_bucket leaves it."""
         from vertexkit.storage_rest import StorageRest
 
         StorageRest.for_context(self.context).ensure_bucket(self.context.project, bucket)
