@@ -78,11 +78,10 @@ class VertexRest:
 
     @classmethod
     def for_context(cls, context: CloudContext) -> VertexRest:
-        send = sender_for(context.vertex_endpoint)
-        if context.vertex_endpoint:
-            return cls(context.vertex_endpoint, context.parent, send)
-        host = context.vertex_client_options()["api_endpoint"]
-        return cls(f"https://{host}", context.parent, send)
+        base_url = context.vertex_endpoint or (
+            f"https://{context.vertex_client_options()['api_endpoint']}"
+        )
+        return cls(base_url, context.parent, sender_for(context.vertex_endpoint))
 
     def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any]:
         suffix = f"?{urllib.parse.urlencode(query)}" if query else ""

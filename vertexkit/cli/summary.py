@@ -100,16 +100,17 @@ def _sample_prediction(
     if not deployed:
         return None, None
     model_dir = _model_dir(vertex, deployed[0])
-    instance = _written_sample(run, model_dir) or _first_test_row(run, model_dir)
+    storage = StorageRest.for_context(run.context)  # one credential lookup against Google
+    instance = _written_sample(storage, model_dir) or _first_test_row(run, storage, model_dir)
     if instance is None:
         return None, None
     return instance, _predict(vertex, endpoint["name"], instance)
 
 
-def _written_sample(run: FinishedRun, model_dir: str) -> list | None:
+def _written_sample(storage: StorageRest, model_dir: str) -> list | None:
     """`sample_instance` of the model's `model_metadata.json`, when it has one."""
     try:
-        metadata = json.loads(_read_text(run, f"{model_dir}/model_metadata.json"))
+        metadata = json.loads(_read_text(storage, f"{model_dir}/model_metadata.json"))
     except ServiceRefused as refused:  # 404: a trainer of the user's own that wrote none
         if refused.code != 404:
             raise
@@ -120,15 +121,15 @@ def _written_sample(run: FinishedRun, model_dir: str) -> list | None:
     return sample if isinstance(sample, list) else None
 
 
-def _first_test_row(run: FinishedRun, model_dir: str) -> list | None:
+def _first_test_row(run: FinishedRun, storage: StorageRest, model_dir: str) -> list | None:
     """The pipeline's first test row, in the order of the model's `feature_columns.json`."""
     import pyarrow.parquet as pq  # only for a model whose trainer wrote no sample (0.2 s)
 
     test_data = run.outputs.get("test_data")
     if test_data is None:
         return None
-    columns = json.loads(_read_text(run, f"{model_dir}/feature_columns.json"))
-    shard = _first_shard(run, test_data["uri"])  # the export writes `data-*.parquet` shards
+    columns = json.loads(_read_text(storage, f"{model_dir}/feature_columns.json"))
+    shard = _first_shard(storage, test_data["uri"])  # the export writes `data-*.parquet` shards
     # The first row only: `pq.read_table` would import pyarrow.dataset and pandas (0.2 s).
     first = shard and next(pq.ParquetFile(io.BytesIO(shard)).iter_batches(batch_size=1), None)
     if not first:
@@ -156,12 +157,11 @@ def _model_dir(vertex: VertexRest, deployed_model: dict[str, Any]) -> str:
     return vertex.get(version)["artifactUri"].rstrip("/")
 
 
-def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
+def _first_shard(storage: StorageRest, pattern: str) -> bytes | None:
     """The first object matching `gs://BUCKET/DIR/data-*.parquet` (a `*` within one name, as
     a glob matches), or None."""
     bucket, glob = split_gs_uri(pattern)
     prefix = glob.split("*", 1)[0]
-    storage = StorageRest.for_context(run.context)
     names = sorted(
         name
         for name in storage.names(bucket, prefix)
@@ -170,9 +170,9 @@ def _first_shard(run: FinishedRun, pattern: str) -> bytes | None:
     return storage.read(bucket, names[0]) if names else None
 
 
-def _read_text(run: FinishedRun, uri: str) -> str:
+def _read_text(storage: StorageRest, uri: str) -> str:
     bucket, name = split_gs_uri(uri)
-    return StorageRest.for_context(run.context).read(bucket, name).decode()
+    return storage.read(bucket, name).decode()
 
 
 def summarize_kfp(console: Console, run: Any, params: dict[str, Any]) -> None:

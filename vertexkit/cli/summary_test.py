@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from vertexkit.cli import summary
 from vertexkit.context import CloudContext
 from vertexkit.runner import FinishedRun
+from vertexkit.storage_rest import StorageRest
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -44,6 +45,7 @@ def test_without_a_written_sample_the_first_test_row_is_sent(cloud_context: Clou
         pipeline_root=f"gs://{bucket}",
         context=cloud_context,
     )
-    assert summary._written_sample(run, model_dir) is None  # no model_metadata.json: a 404
+    storage = StorageRest.for_context(cloud_context)
+    assert summary._written_sample(storage, model_dir) is None  # no model_metadata.json: a 404
     # a NaN is sent as null, as a JSON instance holds a missing value
-    assert summary._first_test_row(run, model_dir) == ["MALE", "Biscoe", None]
+    assert summary._first_test_row(run, storage, model_dir) == ["MALE", "Biscoe", None]

@@ -145,8 +145,7 @@ class VertexRouter:
             params=params,
             query={
                 key: self.names.inward_text(v)
-                for key, v in request.query_params.items()
-                if key != partial_response.FIELDS
+                for key, v in partial_response.without_fields(request.query_params).items()
             },
             body=self._body(await request.body()),
             headers=dict(request.headers),
