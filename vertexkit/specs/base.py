@@ -127,7 +127,3 @@ def enum_name(value: Any, enum_type: type[IntEnum], field: str = "") -> Any:
     except ValueError:
         allowed = ", ".join(member.name for member in enum_type)
         raise ValueError(f"unknown {field or 'enum'} number {value}; allowed: {allowed}") from None
-
-
-def allowed(values: Any) -> str:
-    return ", ".join(str(value) for value in values)

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vertexkit.specs.base import allowed, spec_errors
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.base import spec_errors
+from vertexkit.specs.errors import SpecError, allowed, join_path
 from vertexkit.specs.machines import MachineSpec
 from vertexkit.specs.requests import validate_metadata
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 
 class SpecError(ValueError):
     """A spec Vertex would reject: `.field` is the dotted camelCase path, e.g.
@@ -23,3 +26,9 @@ def join_path(prefix: str, part: str | int) -> str:
     if isinstance(part, int):
         return f"{prefix}[{part}]"
     return f"{prefix}.{part}" if prefix else part
+
+
+def allowed(values: Iterable[Any]) -> str:
+    """The allowed values as a message lists them: `a, b, c`. Here, beside the error, so a
+    check that needs no model (`naming`) does not import pydantic."""
+    return ", ".join(str(value) for value in values)

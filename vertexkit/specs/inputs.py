@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from vertexkit.specs.base import allowed
-from vertexkit.specs.errors import SpecError
+from vertexkit.specs.errors import SpecError, allowed
 from vertexkit.specs.naming import shorten, validate_display_name, validate_labels, validate_region
 from vertexkit.specs.worker_pools import duration_seconds
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from vertexkit.specs.base import SpecModel, allowed, enum_name
+from vertexkit.specs.base import SpecModel, enum_name
 from vertexkit.specs.catalog import MachineType, catalog
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.errors import SpecError, allowed, join_path
 
 NO_ACCELERATOR = "ACCELERATOR_TYPE_UNSPECIFIED"
 DISK_TYPES = ("pd-ssd", "pd-standard")

@@ -6,9 +6,8 @@ import re
 import unicodedata
 from typing import Any
 
-from vertexkit.specs.base import allowed
 from vertexkit.specs.catalog import catalog
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.errors import SpecError, allowed, join_path
 
 MAX_DISPLAY_NAME = 128
 MAX_LABELS = 64

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vertexkit.specs.base import allowed
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.errors import SpecError, allowed, join_path
 from vertexkit.specs.inputs import as_integer, as_number
 from vertexkit.specs.naming import (
     shorten,

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from vertexkit.specs.base import SpecModel, allowed, enum_name
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.base import SpecModel, enum_name
+from vertexkit.specs.errors import SpecError, allowed, join_path
 from vertexkit.specs.naming import validate_display_name, validate_labels
 from vertexkit.specs.worker_pools import CustomJobSpec
 

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from vertexkit.specs.base import SpecModel, allowed, enum_name
+from vertexkit.specs.base import SpecModel, enum_name
 from vertexkit.specs.catalog import catalog
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.errors import SpecError, allowed, join_path
 from vertexkit.specs.machines import DiskSpec, MachineSpec
 
 MAX_WORKER_POOLS = 4
