@@ -227,3 +227,25 @@ def test_a_short_run_writes_checkpoints_only_when_asked_for_every_n_rounds(
     written = [b.name for b in cloud_context.storage_client().list_blobs(BUCKET, prefix=f"{run}/")]
     assert any(name.endswith("model/model.joblib") for name in written), written
     assert any("checkpoints/" in name for name in written) is checkpointed, written
+
+
+def test_data_uris_resolve_as_fsspec_globs_them(tmp_path: Path) -> None:
+    """A folder is every file under it; `*` and `?` stay inside one folder, `**` crosses them
+    (fsspec's `AbstractFileSystem.glob`, which the trainer's URIs followed through gcsfs)."""
+    from tabular_trainer.data import DataError, resolve_files
+
+    for name in ["a/x.csv", "a/y.csv", "a/z.csv", "a/deep/z.csv", "a/_SUCCESS", "a/shard-1.csv"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("c\n1\n")
+    base = str(tmp_path / "a")
+    top = [f"{base}/{n}" for n in ["shard-1.csv", "x.csv", "y.csv", "z.csv"]]
+    assert resolve_files(f"{base}/*.csv") == top
+    assert resolve_files(f"{base}/**/z.csv") == [f"{base}/deep/z.csv", f"{base}/z.csv"]
+    assert resolve_files(f"{base}/shard-?.csv") == [f"{base}/shard-1.csv"]
+    assert resolve_files(base) == sorted(
+        f"{base}/{n}" for n in ["deep/z.csv", "shard-1.csv", "x.csv", "y.csv", "z.csv"]
+    )
+    with pytest.raises(DataError, match="matches no data files"):
+        resolve_files(f"{base}/*.parquet")
+    with pytest.raises(DataError, match="no such file or directory"):
+        resolve_files(f"{base}/missing.csv")
