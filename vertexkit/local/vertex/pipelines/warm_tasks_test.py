@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +49,21 @@ def probe() -> str:
             in getattr(sys.modules.get("google.cloud." + "aiplatform_v1"), "__dict__", {}),
             "runtime_names_ready": "google.cloud.aiplatform_v1.services.model_service"
             in sys.modules,
+        }
+    )
+
+
+@dsl.component(base_image="python:3.11")
+def clients_probe() -> str:
+    import json
+    import os
+    import sys
+
+    return json.dumps(
+        {
+            "parent": os.getppid(),
+            "bigquery": "google.cloud.bigquery" in sys.modules,
+            "job_service": "google.cloud.aiplatform_v1.services.job_service" in sys.modules,
         }
     )
 
@@ -297,6 +313,50 @@ def test_the_light_worker_imports_the_clients_a_job_uses(tmp_path):
             time.sleep(0.05)
     finally:
         workers.close()
+
+
+@needs_fork
+def test_a_task_sent_while_the_clients_load_starts_once_bigquerys_client_is_in(tmp_path):
+    """The run's first task (a BigQuery one) is forked between BigQuery's client and the custom
+    job's: it does not wait for a client it does not use. The driver asks for the full worker
+    (a grow, with its socket) just before it sends that task: the task must still end."""
+    workers = WarmWorkers(dict(os.environ))
+    try:
+        workers.expect_clients()  # queued behind the light imports; the grow and task behind it
+        seen = _in_thread(lambda: _clients_seen(workers, tmp_path, "first"))
+        assert seen == {"parent": workers.light.process.pid, "bigquery": True,
+                        "job_service": False}  # fmt: skip
+        deadline = time.monotonic() + 300
+        while not workers.light.has_clients():  # the rest still comes in
+            assert time.monotonic() < deadline, "the light worker never finished its clients"
+            time.sleep(0.05)
+        assert workers.full.preloaded(timeout=300)  # and the full worker grows after it
+        seen = _in_thread(lambda: _clients_seen(workers, tmp_path, "next"))
+        assert seen == {"parent": workers.full.process.pid, "bigquery": True, "job_service": True}
+    finally:
+        workers.close()
+
+
+def _clients_seen(workers: WarmWorkers, tmp_path: Path, name: str) -> dict:
+    folder = tmp_path / name
+    call = kfp_call(_lightweight(clients_probe, folder / "outputs"))
+    (folder / "tmp").mkdir()
+    lines: list[str] = []
+    code = workers.run(call, {**os.environ, "TMPDIR": str(folder / "tmp")}, folder / "tmp",
+                       lines.append)  # fmt: skip
+    assert code == 0, "".join(lines)
+    output = json.loads((folder / "outputs" / "executor_output.json").read_text())
+    return json.loads(output["parameterValues"]["Output"])
+
+
+def _in_thread(call, seconds: float = 120):
+    """`call()`'s result; a task that never ends fails the test instead of hanging it."""
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert result, f"the task did not end within {seconds} s (or failed: see above)"
+    return result[0]
 
 
 @needs_fork
