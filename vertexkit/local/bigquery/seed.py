@@ -16,7 +16,8 @@ the benchmarks.
 
 from __future__ import annotations
 
-from importlib import resources
+import importlib.util
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -51,11 +52,20 @@ RAW_COLUMNS = {
 MEASUREMENTS = ("culmen_length_mm", "culmen_depth_mm", "flipper_length_mm", "body_mass_g")
 
 
+def raw_csv_path() -> Path:
+    """Where the package keeps its raw CSV, found without running the package's `__init__`:
+    that imports pandas (`importlib.resources.files` runs it)."""
+    spec = importlib.util.find_spec("palmerpenguins")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the palmerpenguins package is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / "penguins-raw.csv"
+
+
 def raw_csv() -> pa.Table:
     """The package's raw CSV, every field as text, `NA` and empty fields null."""
     from pyarrow import csv
 
-    path = resources.files("palmerpenguins").joinpath("data/penguins-raw.csv")
+    path = raw_csv_path()
     with path.open("rb") as stream:
         header = stream.readline().decode().strip().split(",")
     options = csv.ConvertOptions(
