@@ -3,11 +3,12 @@ the same run, with its target (issue 24's, tighter than issue 13's) and whether 
 
 1. `vertexkit run training --no-cache --home FRESH` (the CLI as a user runs it, a subprocess, a
    new temp home each time), wall seconds from launch to exit, against the trainer as a plain
-   script (`python -m tabular_trainer.task`, the same hyperparameters) on the Parquet splits that
-   run exported (`benchmarks.pipeline_overhead`'s helpers). Target <= 3.5x.
+   script (`python -m tabular_trainer.task`, the same hyperparameters) on the Parquet splits the
+   first run exported (`benchmarks.pipeline_overhead`'s helpers), run once after each run: both
+   medians come from the same minutes. Target <= 3.5x.
 2. The cached rerun: `vertexkit run training` twice on one home with caching on; the second is
    measured (all its tasks from the cache, checked from the job), against the same trainer
-   script. Target <= 1.2x.
+   script, again run once after each. Target <= 1.2x.
 3. `vertexkit local up` until its last line prints, against a bare Starlette + uvicorn server
    until it listens (`benchmarks.fast_loop`'s measurement). Target <= 3x.
 4. Per-task overhead of a no-op 7-task pipeline (`benchmarks/noop_pipeline.py`):
@@ -339,28 +340,46 @@ class Trainer:
     peak_bytes: int
 
 
-def trainer_script(run: FinishedRun, home: Path, work: Path) -> Trainer:
-    """The floor: the trainer as a plain script on the run's exported splits, median of 3."""
+def trainer_floor(run: FinishedRun, home: Path, work: Path) -> Callable[..., Trainer]:
+    """The floor: the trainer as a plain script on the run's exported splits; each call of the
+    function returned is one run of it (with `sample=True`, its memory sampled)."""
     splits = pipeline_overhead.copy_exported_splits(run, home, work / "data")
-    samples = []
-    for sample in [False] * AT_MOST + [True]:  # timed runs, then one for its memory
+
+    def measure(sample: bool = False) -> Trainer:
         cpu_before = fast_loop.children_cpu()
         with children_peak(sample) as peak:
             seconds = pipeline_overhead.direct_trainer_seconds(run, splits, work)
-        cpu = fast_loop.children_cpu() - cpu_before
-        samples.append(Trainer(seconds, cpu, peak_bytes(peak)))
-    timed = samples[:AT_MOST]
-    return Trainer(
-        median(s.seconds for s in timed), median(s.cpu for s in timed), samples[-1].peak_bytes
+        return Trainer(seconds, fast_loop.children_cpu() - cpu_before, peak_bytes(peak))
+
+    return measure
+
+
+def in_turn(
+    first: CliRun, measure: Callable[[], CliRun], floor: Callable[[], Trainer], budget: float
+) -> tuple[list[CliRun], Trainer]:
+    """`first` and as many more runs as the budget allows, each followed by a run of the floor;
+    the runs and the floor's medians. Taken in turn, both medians come from the same minutes:
+    this machine's speed moves by up to 2x within minutes, and a floor measured after all the
+    runs moved a ratio by as much."""
+    runs, floors = [first], [floor()]
+    for _ in range(runs_within(first.seconds, budget) - 1):
+        runs.append(measure())
+        floors.append(floor())
+    return runs, Trainer(
+        median(f.seconds for f in floors), median(f.cpu for f in floors), floors[-1].peak_bytes
     )
 
 
-def fresh_runs(work: Path) -> list[CliRun]:
-    """Figure 1's runs: each on a new home, caching off."""
+def fresh_runs(work: Path) -> tuple[list[CliRun], Trainer, Callable[..., Trainer]]:
+    """Figure 1's runs, each on a new home with caching off, in turn with the trainer script on
+    the first run's splits; and that floor, for the figures after."""
     homes = iter(work / f"fresh-{n}" for n in range(AT_MOST))
-    return repeated(
-        lambda: vertexkit_run("training", next(homes), "--no-cache"), lambda r: r.seconds, 100
-    )
+    fresh = lambda: vertexkit_run("training", next(homes), "--no-cache")  # noqa: E731
+    first = fresh()
+    job = read_jobs(first.home, [first.job_name])[0]
+    floor = trainer_floor(finished_run(job), first.home, work)
+    runs, trainer = in_turn(first, fresh, floor, 100)
+    return runs, trainer, floor
 
 
 def memory_run(work: Path) -> CliRun:
@@ -368,13 +387,17 @@ def memory_run(work: Path) -> CliRun:
     return vertexkit_run("training", work / "fresh-sampled", "--no-cache", sample=True)
 
 
-def cached_runs(home: Path) -> tuple[list[CliRun], list[int]]:
+def cached_runs(
+    home: Path, floor: Callable[[], Trainer]
+) -> tuple[list[CliRun], Trainer, list[int]]:
     """Figure 2: one run on `home` with caching on fills the cache; the runs after it are
-    measured. Also: how many tasks each measured run executed (0 when all came from cache)."""
+    measured, in turn with the floor. Also: how many tasks each measured run executed (0 when
+    all came from cache)."""
     vertexkit_run("training", home)
-    runs = repeated(lambda: vertexkit_run("training", home), lambda r: r.seconds, 45)
+    cached = lambda: vertexkit_run("training", home)  # noqa: E731
+    runs, trainer = in_turn(cached(), cached, floor, 45)
     jobs = read_jobs(home, [r.job_name for r in runs])
-    return runs, [len(pipeline_overhead.task_times(job).executed) for job in jobs]
+    return runs, trainer, [len(pipeline_overhead.task_times(job).executed) for job in jobs]
 
 
 def local_up(work: Path) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -441,30 +464,30 @@ def against_trainer(what: str, runs: list[CliRun], trainer: Trainer, target: flo
 
 def training_figures(work: Path) -> tuple[list[Figure], list[str]]:
     """Figures 1, 2 and 5: the training pipeline through the CLI against the trainer script."""
-    fresh = fresh_runs(work)
-    progress(f"fresh runs: {', '.join(f'{r.seconds:.1f} s' for r in fresh)}")
-    job = read_jobs(fresh[0].home, [fresh[0].job_name])[0]
-    trainer = trainer_script(finished_run(job), fresh[0].home, work)
-    progress(f"trainer script: {trainer.seconds:.2f} s")
-    cached, executed = cached_runs(fresh[0].home)
-    progress(f"cached reruns: {', '.join(f'{r.seconds:.1f} s' for r in cached)}")
+    fresh, fresh_floor, floor = fresh_runs(work)
+    progress(f"fresh runs: {', '.join(f'{r.seconds:.1f} s' for r in fresh)}; trainer script "
+             f"{fresh_floor.seconds:.2f} s")  # fmt: skip
+    cached, cached_floor, executed = cached_runs(fresh[0].home, floor)
+    progress(f"cached reruns: {', '.join(f'{r.seconds:.1f} s' for r in cached)}; trainer "
+             f"script {cached_floor.seconds:.2f} s")  # fmt: skip
     sampled = memory_run(work)
     progress(f"memory run: {sampled.peak_bytes / MIB:.0f} MiB ({sampled.seconds:.1f} s sampled)")
+    floor_peak = floor(sample=True).peak_bytes
     figures = [
-        against_trainer("`vertexkit run training --no-cache`, fresh home", fresh, trainer, 3.5),
-        against_trainer("the same, cached rerun", cached, trainer, 1.2),
+        against_trainer("`vertexkit run training --no-cache`, fresh home", fresh, fresh_floor, 3.5),
+        against_trainer("the same, cached rerun", cached, cached_floor, 1.2),
         Figure(
             what="peak memory (PSS), `vertexkit run training` process tree",
             now=sampled.peak_bytes / MIB,
             floor_name="trainer script alone",
-            floor=trainer.peak_bytes / MIB,
+            floor=floor_peak / MIB,
             target=None,
             unit="MiB",
         ),
     ]
     notes = [
         f"runs: fresh {len(fresh)}, cached {len(cached)} (tasks executed in each: {executed}), "
-        f"trainer script {AT_MOST}; medians",
+        "each followed by a run of the trainer script, the floor of its own figure; medians",
         "peak memory: the CLI and all its descendants, proportional set size (PSS: a page "
         "shared by N processes counts 1/N in each) summed per ~50 ms sample of /proc, the "
         "largest sum, in a fresh run of its own (the timed runs are not sampled: sampling costs "

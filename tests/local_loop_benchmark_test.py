@@ -12,10 +12,13 @@ import pytest
 
 from benchmarks.local_loop import (
     MIB,
+    CliRun,
     Figure,
     PeakSampler,
     ProcessTree,
+    Trainer,
     format_table,
+    in_turn,
     memory_bytes,
     runs_within,
     table_row,
@@ -96,6 +99,27 @@ def test_tree_forgets_processes_that_ended():
 )
 def test_runs_within_budget(first, budget, runs):
     assert runs_within(first, budget) == runs
+
+
+def test_each_run_is_followed_by_a_run_of_its_floor(tmp_path):
+    """Runs and floor in turn, so that both medians come from the same minutes. The callables
+    stand in for subprocess runs: this checks the order and the medians, not a timing."""
+    calls: list[str] = []
+    floor_seconds = iter([2.0, 1.0, 3.0])
+
+    def run() -> CliRun:
+        calls.append("run")
+        return CliRun(6.0, 7.0, 0, "job", tmp_path)
+
+    def floor() -> Trainer:
+        calls.append("floor")
+        return Trainer(next(floor_seconds), 1.5, 0)
+
+    first = CliRun(10.0, 11.0, 0, "job", tmp_path)  # cheap against the budget: 3 runs in all
+    runs, trainer = in_turn(first, run, floor, 100)
+    assert calls == ["floor", "run", "floor", "run", "floor"]
+    assert [r.seconds for r in runs] == [10.0, 6.0, 6.0]
+    assert (trainer.seconds, trainer.cpu) == (2.0, 1.5)  # the median of 2.0, 1.0 and 3.0
 
 
 @pytest.mark.parametrize(

@@ -67,8 +67,8 @@ LIGHT_PRELOAD = ("kfp.dsl.executor_main", "vertexkit.local.vertex.pipelines.task
 # What a pipeline's first tasks use, in the order they need it: BigQuery's client (it imports
 # pandas and pyarrow: 0.7 s of CPU in all), then the custom job's launcher with its one GAPIC
 # service (0.3 s). The light worker imports them when the job's tasks use them (`CLIENTS_READY`
-# once it has). Tasks sent while it imports the second part are forked between the two: a
-# BigQuery task does not wait for the custom job's client.
+# once it has). It imports the second part between the tasks sent meanwhile: a BigQuery task
+# does not wait for the custom job's client.
 BIGQUERY_CLIENTS = (
     *LIGHT_PRELOAD,
     "google_cloud_pipeline_components.types.artifact_types",
@@ -172,11 +172,15 @@ def _preload_all(worker: Worker, modules: tuple[str, ...], done: str = ALL_READY
     """Imports `modules`, then says `done`. Tasks sent meanwhile wait: forked halfway, a task
     would import the same modules again, in parallel with the worker (measured: the first
     BigQuery task took 0.9 s that way, 0.7 s waiting)."""
+    _import_now(modules)
+    worker.send({"ready": done})
+    return True
+
+
+def _import_now(modules: tuple[str, ...]) -> None:
     for module in filter(_needs_import, modules):
         preload(module)
     gc_tuning.imports_done()
-    worker.send({"ready": done})
-    return True
 
 
 def _preload_clients(worker: Worker) -> bool:
@@ -185,9 +189,7 @@ def _preload_clients(worker: Worker) -> bool:
     (`Worker.import_between`): the run's first tasks, BigQuery's, are forked as they come, not
     0.3 s later. A task that launches a custom job before that client is in imports what it
     lacks itself, beside the worker: it starts no later than it would have."""
-    for module in filter(_needs_import, BIGQUERY_CLIENTS):
-        preload(module)
-    gc_tuning.imports_done()
+    _import_now(BIGQUERY_CLIENTS)
     worker.import_between(JOB_CLIENTS, CLIENTS_READY)
     return True
 
