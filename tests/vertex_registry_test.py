@@ -290,9 +290,12 @@ def registry_of(cloud: LocalCloud) -> RegistryArea:
 
 
 def join_warm_up() -> None:
-    for thread in threading.enumerate():
-        if thread.name == "warm-deployed":
-            thread.join()
+    """The cloud's warm-up (its services' `warm` runs after `start` returns), then the thread
+    it starts to load the deployed models."""
+    for name in ("vertexkit-warm-up", "warm-deployed"):
+        for thread in threading.enumerate():
+            if thread.name == name:
+                thread.join()
 
 
 def test_deployed_models_serve_again_after_restart_loaded_before_the_first_prediction(

@@ -71,6 +71,11 @@ class Deferred(Once[S], Lifecycle):
     def start(self) -> None:
         self.get()
 
+    def warm(self) -> None:
+        built = self.built()
+        if built is not None:
+            built.warm()
+
     def close(self) -> None:
         built = self.built()
         if built is not None:

@@ -87,6 +87,7 @@ class LocalCloud:
         self._thread: threading.Thread | None = None
         self.services: list[Lifecycle] = []
         self._warm_up: threading.Thread | None = None
+        self._started = threading.Event()  # the warm-up has started every service
         self._bigquery: Deferred[BigQueryService] | None = None
         self._bigquery_storage: BigQueryStorageServer | None = None
         self.storage: StorageService
@@ -140,21 +141,27 @@ class LocalCloud:
 
     def _start_services(self) -> None:
         """The warm-up: each service's `start` loads what it deferred (an error is kept by the
-        service and raised again to whoever asks for it: `ready()` or a request), then its
-        `warm` starts what a request is likely to need."""
-        for service in reversed(self.services):  # Vertex first: most requests are Vertex's
-            with contextlib.suppress(Exception):
-                service.start()
-        # Then what is only likely to be asked for (a deployed model's framework), once no
-        # service is importing any more: two threads importing at once can deadlock an import.
+        service and raised again to whoever asks for it: `ready()` or a request); the cloud is
+        ready then. Each `warm` then starts what a request is likely to need, while the first
+        requests are answered."""
+        try:
+            for service in reversed(self.services):  # Vertex first: most requests are Vertex's
+                with contextlib.suppress(Exception):
+                    service.start()
+        finally:
+            self._started.set()
+        # Then what is only likely to be asked for (a deployed model's framework, pandas), once
+        # no service is importing any more: two threads importing modules that import each other
+        # can deadlock. A request importing what a warm imports waits for that import.
         for service in self.services:
             with contextlib.suppress(Exception):
                 service.warm()
 
     def ready(self) -> None:
-        """Waits for the warm-up; raises what a service's start raised (a refused state file)."""
+        """Waits for the warm-up to start every service; raises what a service's start raised
+        (a refused state file)."""
         if self._warm_up:
-            self._warm_up.join()
+            self._started.wait()
         for service in self.services:
             service.start()  # idempotent: raises the kept error, or returns at once
 
