@@ -37,7 +37,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.metadata_server import MetadataServer
 from vertexkit.local.projects import DEFAULT_PROJECT
 from vertexkit.local.state import disk_full_handler
-from vertexkit.local.vertex.pipelines.standby import WARM
+from vertexkit.local.vertex.pipelines.standby import LAZY, WARM
 from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
 from vertexkit.specs.errors import SpecError
 
@@ -319,7 +319,14 @@ class LocalCloud:
     def _build_bigquery(self) -> BigQueryService:
         from vertexkit.local.bigquery.routes import BigQueryService
 
-        return BigQueryService(self.home / "bigquery", storage=self.storage, project=self.project)
+        return BigQueryService(
+            self.home / "bigquery",
+            storage=self.storage,
+            project=self.project,
+            # a run's first tasks split tables; a rerun from the cache, `local up` and an
+            # in-process cloud have no task coming
+            warm_pandas=self._standby_driver and self._standby_workers != LAZY,
+        )
 
 
 async def _not_served(request: Request) -> JSONResponse:

@@ -92,8 +92,12 @@ class BigQueryService(Lifecycle):
         storage: Any,
         project: str = "local-project",
         clock: Callable[[], float] = time.time,
+        warm_pandas: bool = True,
     ) -> None:
+        """`warm_pandas`: import pandas in `warm` (see there), for a cloud whose run's tasks
+        are about to run; without them, no request may need it."""
         self.home = home
+        self._warm_pandas = warm_pandas
         self.project = project
         home.mkdir(parents=True, exist_ok=True)
         self.storage = storage
@@ -108,7 +112,8 @@ class BigQueryService(Lifecycle):
         """pandas, which pyarrow imports at its first `pa.array` (its pandas shim probes for
         it): the first export's FARM_FINGERPRINT split makes one. Its 0.2 s of CPU are better
         spent here, while the cloud waits for the run's first task, than in that request."""
-        import pandas  # noqa: F401
+        if self._warm_pandas:
+            import pandas  # noqa: F401
 
     def close(self) -> None:
         self.jobs.running.stop_all(STOP_WAIT_S)
