@@ -132,6 +132,7 @@ class LocalCloud:
         if self._standby_driver:
             self.vertex.backend.driver_standby.start(self._standby_workers)
         self.vertex.backend.start_deployed_models()  # before the services import: see there
+        self._started = threading.Event()  # new for each start: a restart waits again
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
         self._warm_up.start()

@@ -110,8 +110,9 @@ class BigQueryService(Lifecycle):
 
     def warm(self) -> None:
         """pandas, which pyarrow imports at its first `pa.array` (its pandas shim probes for
-        it): the first export's FARM_FINGERPRINT split makes one. Its 0.2 s of CPU are better
-        spent here, while the cloud waits for the run's first task, than in that request."""
+        it): the first export's FARM_FINGERPRINT split and the first job record make one. Its
+        0.2 s of CPU are better spent here, while the cloud waits for the run's first task, than
+        in that request."""
         if self._warm_pandas:
             import pandas  # noqa: F401
 
