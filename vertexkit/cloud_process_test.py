@@ -18,6 +18,7 @@ from vertexkit.cloud_process import CloudProcess
 from vertexkit.local import LocalCloud
 
 LIVENESS_BOUND_S = 60.0  # how long a process may take to go before the test calls it stuck
+TREE_WAIT_S = 5.0  # how long the Ctrl-C test waits for the run's whole tree to be there
 
 
 def process_tree(root: int) -> list[int]:
@@ -135,7 +136,10 @@ def test_ctrl_c_cancels_the_job_and_leaves_no_process(tmp_path: Path) -> None:
     for line in run.stdout:
         seen.append(line)
         if "custom-training-job" in line and "RUNNING" in line:  # the longest task: 2 s
-            started = process_tree(run.pid)  # before the signal: then they begin to go
+            # before the signal (then they begin to go), once the full task worker is there:
+            # the light one grows it after its own imports, which on a loaded machine can
+            # still be under way when this task starts
+            started = _tree_of_at_least(run.pid, 5, TREE_WAIT_S)
             os.killpg(run.pid, signal.SIGINT)
             break
     rest = run.stdout.read()
@@ -146,6 +150,16 @@ def test_ctrl_c_cancels_the_job_and_leaves_no_process(tmp_path: Path) -> None:
         context = cloud.context()
         [job] = context.pipeline_client().list_pipeline_jobs(parent=context.parent)
     assert job.state.name == "PIPELINE_STATE_CANCELLED"
+
+
+def _tree_of_at_least(pid: int, count: int, seconds: float) -> list[int]:
+    """`pid`'s process tree once it holds `count` processes, or as it is after `seconds`."""
+    deadline = time.monotonic() + seconds
+    tree = process_tree(pid)
+    while len(tree) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+        tree = process_tree(pid)
+    return tree
 
 
 def test_preload_holds_every_module_a_local_cloud_imports_to_start(tmp_path: Path) -> None:
