@@ -234,9 +234,8 @@ class Worker:
 
     def _imported(self) -> None:
         self.send({"ready": self._imports_done})
-        grows, self._grows = self._grows, []
-        for preload_list, channel_fd in grows:
-            self._grow(preload_list, channel_fd)
+        while self._grows:  # one at a time: a grown worker closes the sockets still waiting
+            self._grow(*self._grows.pop(0))
 
     def _take_request(self) -> bool:
         data, fds, _, _ = socket.recv_fds(self.channel, MESSAGE_BYTES, 2)
