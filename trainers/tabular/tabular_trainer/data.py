@@ -95,9 +95,13 @@ def _files_under(fs: pafs.FileSystem, folder: str) -> list[str]:
     return [info.path for info in fs.get_file_info(selector) if info.type == pafs.FileType.File]
 
 
+def _is_glob(path: str) -> bool:
+    return any(char in path for char in _GLOB_CHARS)
+
+
 def _matching(fs: pafs.FileSystem, path: str) -> list[str]:
     """The files `path` names: a glob's matches, a folder's files, or the one file."""
-    if any(char in path for char in _GLOB_CHARS):
+    if _is_glob(path):
         cut = min(path.find(char) for char in _GLOB_CHARS if char in path)
         folder = path[:cut].rpartition("/")[0]
         pattern = _glob_pattern(path)
@@ -112,7 +116,7 @@ def resolve_files(uri: str) -> list[str]:
     """The data files behind `uri`: one file, every file under a directory, or a `*` glob."""
     fs, path = filesystem(uri)
     paths = _matching(fs, path)
-    if not paths and not any(char in path for char in _GLOB_CHARS):
+    if not paths and not _is_glob(path):
         raise DataError(f"{uri}: no such file or directory")
     # Skip markers such as _SUCCESS and hidden files, and "folder/" placeholder objects.
     files = [
