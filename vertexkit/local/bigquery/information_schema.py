@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
+from vertexkit.local.bigquery.table_name import TableName
 
 LOCATION = "US"
 REGION = re.compile(r"^region-[a-z0-9-]+$", re.IGNORECASE)
@@ -127,8 +128,6 @@ def _schemata(warehouse: Any, cur: duckdb.DuckDBPyConnection, ref: InformationSc
 
 
 def _each_table(warehouse: Any, cur: duckdb.DuckDBPyConnection, ref: InformationSchemaRef) -> list:
-    from vertexkit.local.bigquery.sql import TableName  # sql imports this module
-
     tables = []
     for dataset in _datasets(warehouse, cur, ref):
         for name, kind in warehouse.list_tables(ref.project, dataset, cur):

@@ -30,6 +30,7 @@ from vertexkit.local.bigquery.functions import (
 )
 from vertexkit.local.bigquery.information_schema import InformationSchemaRef, reference
 from vertexkit.local.bigquery.query_error import QueryError, not_supported
+from vertexkit.local.bigquery.table_name import TableName
 
 NUMERIC_TYPE = "DECIMAL(38, 9)"
 # DuckDB decimals stop at 38 digits; BIGNUMERIC keeps 18 of them for the fraction locally.
@@ -46,25 +47,6 @@ CREATE_MODEL_REFUSED = "BigQuery ML (CREATE MODEL) is not run by the local cloud
 DATE_RESULT_FUNCTIONS = (exp.DateTrunc, exp.DateAdd, exp.DateSub)
 # A call as sqlglot writes it back in GoogleSQL: `NAME(`; CASE, [..] and the like are syntax.
 CALL_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-@dataclass(frozen=True)
-class TableName:
-    project: str
-    dataset: str
-    table: str
-
-    @property
-    def schema(self) -> str:
-        return f"{self.project}.{self.dataset}"
-
-    @property
-    def sql(self) -> str:
-        return f"{quote_identifier(self.schema)}.{quote_identifier(self.table)}"
-
-    @property
-    def bigquery_id(self) -> str:
-        return f"{self.project}:{self.dataset}.{self.table}"
 
 
 @dataclass(frozen=True)
@@ -110,10 +92,6 @@ class ScriptScope:
     temp_tables: dict[str, set[str]] = field(default_factory=dict)
     functions: set[str] = field(default_factory=set)
     variables: dict[str, str] = field(default_factory=dict)
-
-
-def quote_identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(value: str) -> str:

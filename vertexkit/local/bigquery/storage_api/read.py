@@ -28,13 +28,14 @@ from google.cloud.bigquery_storage_v1 import types
 from vertexkit.local.bigquery import geography, intervals
 from vertexkit.local.bigquery.query_error import QueryError
 from vertexkit.local.bigquery.responses import LOCATION
-from vertexkit.local.bigquery.sql import TableName, quote_identifier, translate
+from vertexkit.local.bigquery.sql import TableName, translate
 from vertexkit.local.bigquery.storage_api import formats
 from vertexkit.local.bigquery.storage_api.errors import (
     StorageApiError,
     from_query_error,
     invalid,
 )
+from vertexkit.local.bigquery.table_name import quote_identifier
 
 TABLE_PATH = re.compile(r"projects/([^/]+)/datasets/([^/]+)/tables/([^/]+)")
 PARENT_PATH = re.compile(r"projects/[^/]+")

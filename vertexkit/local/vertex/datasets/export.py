@@ -16,9 +16,7 @@ import zlib
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from vertexkit.local.bigquery.sql import TableName
+from vertexkit.local.bigquery.table_name import TableName
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.datasets.sources import read_frame
 from vertexkit.local.vertex.store import Resource
@@ -69,6 +67,8 @@ def split_rows(frame: pd.DataFrame, config: dict[str, Any], seed: int) -> dict[s
         _require_column(frame, key, "timestampSplit")
         ordered = frame.sort_values(key, kind="stable").reset_index(drop=True)
         return by_fractions(ordered, fractions_of(config))
+    import numpy as np  # with the frame's pandas: not at import, Vertex's areas load on start
+
     shuffled = frame.iloc[np.random.default_rng(seed).permutation(len(frame))]
     return by_fractions(shuffled.reset_index(drop=True), fractions_of(config))
 
@@ -77,6 +77,8 @@ def by_fractions(
     frame: pd.DataFrame, fractions: tuple[float, float, float]
 ) -> dict[str, pd.DataFrame]:
     """Consecutive slices of `frame`; rows past the fractions' sum are left out, as on Vertex."""
+    import numpy as np
+
     bounds = np.rint(np.cumsum([0.0, *fractions]) * len(frame)).astype(int)
     return {name: frame.iloc[bounds[i] : bounds[i + 1]] for i, name in enumerate(SPLITS)}
 

@@ -8,8 +8,8 @@ import fnmatch
 import io
 from typing import TYPE_CHECKING, Any
 
-from vertexkit.local.bigquery.models import QueryError
-from vertexkit.local.bigquery.sql import TableName
+from vertexkit.local.bigquery.query_error import QueryError
+from vertexkit.local.bigquery.table_name import TableName
 from vertexkit.local.errors import ApiError, bad_request
 from vertexkit.local.vertex.backend import VertexBackend
 from vertexkit.local.vertex.store import Resource
