@@ -26,7 +26,9 @@ from sklearn.preprocessing import StandardScaler
 
 from vertexkit.context import CloudContext
 from vertexkit.local import LocalCloud
+from vertexkit.local.projects import DEFAULT_PROJECT
 from vertexkit.local.storage.routes import StorageService
+from vertexkit.local.vertex.backend import VertexState
 from vertexkit.local.vertex.registry.model_process import ModelProcess
 from vertexkit.local.vertex.registry.routes import RegistryArea
 
@@ -315,6 +317,23 @@ def test_deployed_models_serve_again_after_restart_loaded_before_the_first_predi
         assert not served.running()  # ended with the cloud
     finally:
         cloud_context.init_aiplatform()
+
+
+def test_opening_vertexs_state_alone_starts_the_deployed_models_processes(
+    tmp_path: Path, classifier: Pipeline
+) -> None:
+    """The process of a model deployed before a restart starts when Vertex's state is opened,
+    the local cloud's first step (`VertexState`), before any service is built: its framework
+    imports on the other core while the cloud imports its services."""
+    _, deployed_id = deploy_and_stop(tmp_path, classifier, "ahead")
+    state = VertexState(tmp_path / "vertex", DEFAULT_PROJECT)
+    try:
+        spawned = state.model_processes._spawned[deployed_id]
+        assert spawned.running() and spawned.framework == "sklearn"
+        assert [deployed["id"] for _, deployed, _ in state.deployed_at_start] == [deployed_id]
+    finally:
+        state.close()
+    assert not spawned.running()
 
 
 def test_a_deployed_model_whose_process_died_serves_again(

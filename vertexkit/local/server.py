@@ -37,6 +37,7 @@ from vertexkit.local.lifecycle import Lifecycle
 from vertexkit.local.metadata_server import MetadataServer
 from vertexkit.local.projects import DEFAULT_PROJECT
 from vertexkit.local.state import disk_full_handler
+from vertexkit.local.vertex.backend import VertexState
 from vertexkit.local.vertex.pipelines.standby import LAZY, WARM
 from vertexkit.local_up import HOME_ENV, IN_PROCESS, HomeClaim, HomeUse, home_or_default
 from vertexkit.specs.errors import SpecError
@@ -131,7 +132,10 @@ class LocalCloud:
         cloud_sdk.write_config(self.home, self.url, self.project)  # before any process starts
         if self._standby_driver:
             self.vertex.backend.driver_standby.start(self._standby_workers)
-        self.vertex.backend.start_deployed_models()  # before the services import: see there
+        # The deployed models' processes have imported only their framework so far (they
+        # started with Vertex's state): their models, the first code of the user's that they
+        # run, are asked for here, once the config above seals what that code may reach.
+        self.vertex.backend.start_deployed_models()
         self._started = threading.Event()  # new for each start: a restart waits again
         self._warm_up = threading.Thread(target=self._start_services, daemon=True,
                                          name="vertexkit-warm-up")  # fmt: skip
@@ -246,6 +250,16 @@ class LocalCloud:
 
     # -- app ---------------------------------------------------------------------------------
     def _build_app(self) -> Starlette:
+        # Vertex's state first, before the services import: the processes of the models
+        # deployed before this start begin importing their framework now (`VertexState`).
+        vertex_state = VertexState(self.home / "vertex", self.project)
+        try:
+            return self._build_app_on(vertex_state)
+        except BaseException:  # no service owns the state yet: its processes end here
+            vertex_state.close()
+            raise
+
+    def _build_app_on(self, vertex_state: VertexState) -> Starlette:
         from vertexkit.local.kfp.routes import KfpService
         from vertexkit.local.projects import ProjectsService
         from vertexkit.local.storage.routes import StorageService
@@ -260,7 +274,7 @@ class LocalCloud:
         # The Storage Read/Write APIs: gRPC on a port of their own, bound now so that the
         # exports name it; they get the warehouse, waiting for BigQuery's build on a first call.
         self._bigquery_storage = BigQueryStorageServer(lambda: self.bigquery.warehouse)
-        vertex = VertexService(self.home / "vertex", storage=storage, cloud=self._handles())
+        vertex = VertexService(vertex_state, storage=storage, cloud=self._handles())
         # The KFP API: its runs are Vertex pipeline jobs, reached through that one handle.
         jobs = PipelineJobsApi(
             vertex.router, vertex.start, f"projects/{self.project}/locations/{self.region}"

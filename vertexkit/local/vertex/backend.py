@@ -25,39 +25,65 @@ if TYPE_CHECKING:
 MAX_MODEL_PROCESSES = 2
 
 
-class VertexBackend:
-    """Everything a Vertex handler needs: state on disk, operations, storage, and the cloud's
-    handles (its exports, a client context, BigQuery's warehouse)."""
+class VertexState:
+    """Vertex's state on disk and the processes it records, opened first as a local cloud
+    starts, before the cloud imports its services: the resource store (checked whole), the
+    project names, the process groups (those a killed local cloud left are ended here), and a
+    process for each prebuilt-image model deployed before this start (the first
+    MAX_MODEL_PROCESSES), importing its framework at once (`registry.model_process`).
 
-    def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
+    A framework's import is the longest part of a restart that serves a model (scikit-learn:
+    over a second of CPU, and a cached `vertexkit run` predicts as soon as its job ends), so it
+    runs on the other core while the cloud imports its services, not after."""
+
+    def __init__(self, home: Path, project: str) -> None:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         # Names answered with the project number (`core.names`): this cloud's project and the
         # default one are known from the start, any other once it has been named.
-        self.names = ProjectNames({cloud.context().project, DEFAULT_PROJECT})
+        self.names = ProjectNames({project, DEFAULT_PROJECT})
         self.store = ResourceStore(home / "vertex.sqlite", key=self.names.inward_text)
-        self.operations = Operations(self.store)
         # Every process a job or deployment starts; groups a killed local cloud left are ended.
         self.processes = ProcessGroups(self.store)
         self.processes.end_leftovers()
+        self.model_processes = ModelProcesses(self.processes, home / "serving")
+        self.deployed_at_start = deployed_prebuilt(self.store)[:MAX_MODEL_PROCESSES]
+        for _, deployed, version in self.deployed_at_start:
+            with contextlib.suppress(Exception):  # said again by its first prediction
+                self.model_processes.spawn(deployed["id"], version["containerSpec"]["imageUri"])
+
+    def close(self) -> None:
+        self.model_processes.close()
+        self.store.close()
+
+
+class VertexBackend:
+    """Everything a Vertex handler needs: its state (`VertexState`), operations, storage, and
+    the cloud's handles (its exports, a client context, BigQuery's warehouse)."""
+
+    def __init__(self, state: VertexState, storage: StorageService, cloud: CloudHandles) -> None:
+        self.state = state
+        self.home, self.names, self.store = state.home, state.names, state.store
+        self.processes, self.model_processes = state.processes, state.model_processes
+        self.operations = Operations(self.store)
         self.storage = storage
         self.cloud = cloud
+        standby_log = self.home / "pipelineJobs" / "standby.log"
         self.driver_standby = DriverStandby(
-            self.processes, self.driver_env, storage.home, home / "pipelineJobs" / "standby.log"
+            self.processes, self.driver_env, storage.home, standby_log
         )
-        self.model_processes = ModelProcesses(self.processes, home / "serving")
 
     def start_deployed_models(self) -> None:
-        """Starts a process for each prebuilt-image model deployed before this start (the first
-        MAX_MODEL_PROCESSES), loading its model at once (`registry.model_process`), while the
-        cloud's services import. A model that does not load fails its first prediction, with
-        the reason; the others load in the cloud's process when the registry warms up."""
-        for _, deployed, version in deployed_prebuilt(self.store)[:MAX_MODEL_PROCESSES]:
+        """Asks each process `VertexState` started for its model (`registry.model_process`),
+        once Cloud Storage names the model's folder. A model that does not load fails its first
+        prediction, with the reason; the models past MAX_MODEL_PROCESSES load in the cloud's
+        process when the registry warms up."""
+        for _, deployed, version in self.state.deployed_at_start:
             with contextlib.suppress(Exception):  # said again by its first prediction
                 uri = version["artifactUri"]
                 image = version["containerSpec"]["imageUri"]
                 model_dir = self.storage.gs_uri_to_path(uri)
-                self.model_processes.prestart(deployed["id"], image, model_dir, uri)
+                self.model_processes.begin_load(deployed["id"], image, model_dir, uri)
 
     def driver_env(self) -> dict[str, str]:
         """The environment of a pipeline driver (and so of its tasks)."""
@@ -65,5 +91,4 @@ class VertexBackend:
 
     def close(self) -> None:
         self.driver_standby.close()
-        self.model_processes.close()
-        self.store.close()
+        self.state.close()

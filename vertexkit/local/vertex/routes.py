@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -22,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 from vertexkit.local.deferred import Once
 from vertexkit.local.handles import CloudHandles
 from vertexkit.local.lifecycle import Lifecycle
-from vertexkit.local.vertex.backend import VertexBackend
+from vertexkit.local.vertex.backend import VertexBackend, VertexState
 from vertexkit.local.vertex.core.area import AreaContext
 from vertexkit.local.vertex.core.iam import IamPolicies
 from vertexkit.local.vertex.core.operations import OperationsCollection
@@ -57,8 +56,8 @@ IAM_RESOURCES = {
 
 
 class VertexService(Lifecycle):
-    def __init__(self, home: Path, storage: StorageService, cloud: CloudHandles) -> None:
-        self.backend = VertexBackend(home, storage, cloud)  # opens (and checks) the state now
+    def __init__(self, state: VertexState, storage: StorageService, cloud: CloudHandles) -> None:
+        self.backend = VertexBackend(state, storage, cloud)
         self.router = VertexRouter(self.backend.names)
         self._register_operations()
         self._register_iam()

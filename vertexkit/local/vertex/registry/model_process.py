@@ -8,9 +8,11 @@ models serves them again. Loaded in the cloud's own process (as a model deployed
 session is, `EndpointRegistry._build_server`), a scikit-learn model's first prediction waited for
 the cloud's own imports and then scikit-learn's (0.8 s of CPU), all on one core under one GIL: a
 cached `vertexkit run`, which predicts as soon as its job ends, spent a third of its time there.
-So `VertexBackend.start_deployed_models` starts a process per such model as the cloud starts (for
-the first two: each holds its own framework), on the other core, asking it at once for its model
-(`ModelProcesses.prestart`); the endpoint registry takes it when it builds that model's server
+So a process per such model (for the first two: each holds its own framework) starts as soon as
+the cloud has opened Vertex's state (`VertexState`, `ModelProcesses.spawn`), before the cloud
+imports its services, and imports the framework on the other core meanwhile; it is asked for its
+model once Cloud Storage can name the folder (`VertexBackend.start_deployed_models`,
+`ModelProcesses.begin_load`); the endpoint registry takes it when it builds that model's server
 (`ModelProcesses.take`).
 
 The process loads with `vertexkit.runtime.prebuilt`'s rules, the same code as in the cloud's
@@ -126,27 +128,45 @@ class ModelProcess:
 
 class ModelProcesses:
     """The model processes a local cloud started for its deployed models, until their servers
-    are built (`take`)."""
+    are built (`take`). Two steps, so that a process starts before its model's folder is known:
+    `spawn` as the cloud opens its state (the process imports its framework at once), then
+    `begin_load` once Cloud Storage can name the folder."""
 
     def __init__(self, groups: ProcessGroups, logs: Path) -> None:
         self.groups = groups
         self.logs = logs
-        self._loading: dict[str, ModelProcess] = {}  # deployed model ID -> its process
+        self._spawned: dict[str, ModelProcess] = {}  # deployed model ID -> its process, no load
+        self._loading: dict[str, ModelProcess] = {}  # ... once its load has been asked for
         self._lock = threading.Lock()
 
-    def prestart(
+    def spawn(self, deployed_id: str, image_uri: str) -> None:
+        """Starts the process of a deployed model; it imports the image's framework and waits
+        for `begin_load`. An image not served here starts none."""
+        process = self._start(deployed_id, image_uri)
+        if process is not None:
+            with self._lock:
+                self._spawned[deployed_id] = process
+
+    def begin_load(
         self, deployed_id: str, image_uri: str, model_dir: Path, artifact_uri: str
     ) -> None:
-        """Starts the process of a deployed model, its load asked for at once."""
-        try:
-            framework = servable_framework(image_uri)
-        except ServingError:
-            return  # refused again, with the reason, by its first prediction
-        log = self.logs / f"{deployed_id}.log"
-        process = ModelProcess(framework, self.groups, log)
+        """Asks the process of a deployed model for its model, without waiting: the process
+        `spawn` started, else one started now."""
+        with self._lock:
+            process = self._spawned.pop(deployed_id, None)
+        process = process or self._start(deployed_id, image_uri)
+        if process is None:
+            return  # not served here: see `_start`
         process.begin_load(image_uri, model_dir, artifact_uri)
         with self._lock:
             self._loading[deployed_id] = process
+
+    def _start(self, deployed_id: str, image_uri: str) -> ModelProcess | None:
+        try:
+            framework = servable_framework(image_uri)
+        except ServingError:
+            return None  # refused again, with the reason, by its first prediction
+        return ModelProcess(framework, self.groups, self.logs / f"{deployed_id}.log")
 
     def take(self, deployed_id: str) -> ModelProcess | None:
         """The process started for this deployed model, once its model has loaded; None when
@@ -165,7 +185,8 @@ class ModelProcesses:
 
     def close(self) -> None:
         with self._lock:
-            idle, self._loading = list(self._loading.values()), {}
+            idle = [*self._spawned.values(), *self._loading.values()]
+            self._spawned, self._loading = {}, {}
         for process in idle:
             process.stop()
 

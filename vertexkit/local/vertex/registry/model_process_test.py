@@ -47,7 +47,7 @@ def _refusal(call) -> tuple[str, int]:
 
 
 def test_it_predicts_and_refuses_as_the_model_loaded_in_process(processes, model_dir) -> None:
-    processes.prestart("d1", SKLEARN, model_dir, "gs://b/model")
+    processes.begin_load("d1", SKLEARN, model_dir, "gs://b/model")
     served = processes.take("d1")
     assert served is not None and served.running()
     in_process = load_prebuilt(SKLEARN, model_dir, "gs://b/model")
@@ -68,22 +68,46 @@ def test_it_predicts_and_refuses_as_the_model_loaded_in_process(processes, model
     assert processes.take("d1") is None  # taken once: the next build loads in-process
 
 
+def test_a_process_spawned_before_its_folder_is_known_loads_the_model_given_later(
+    processes, model_dir
+) -> None:
+    """`spawn` starts the process (it imports the framework meanwhile); `begin_load` gives that
+    same process its model, and starts no second one."""
+    processes.spawn("d5", SKLEARN)
+    [spawned] = processes._spawned.values()
+    assert spawned.running()
+    processes.begin_load("d5", SKLEARN, model_dir, "gs://b/model")
+    served = processes.take("d5")
+    assert served is spawned  # the process spawned first, not a new one
+    rows = [[39.1, 18.7, 181.0]]
+    assert served.predict(rows) == load_prebuilt(SKLEARN, model_dir, "gs://b/model").predict(rows)
+
+
+def test_a_spawned_process_never_given_a_model_ends_with_the_others(processes) -> None:
+    processes.spawn("d6", SKLEARN)
+    [spawned] = processes._spawned.values()
+    processes.close()
+    assert not spawned.running()
+
+
 def test_a_load_it_refuses_is_the_in_process_refusal(processes, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    processes.prestart("d2", SKLEARN, empty, "gs://b/empty")
+    processes.begin_load("d2", SKLEARN, empty, "gs://b/empty")
     refused = _refusal(lambda: processes.take("d2"))
     assert refused == _refusal(lambda: load_prebuilt(SKLEARN, empty, "gs://b/empty"))
     assert "found none" in refused[0]
 
 
 def test_an_image_not_served_here_starts_no_process(processes, model_dir) -> None:
-    processes.prestart("d3", TF2, model_dir, "gs://b/model")
+    processes.spawn("d3", TF2)
+    assert processes._spawned == {}
+    processes.begin_load("d3", TF2, model_dir, "gs://b/model")
     assert processes.take("d3") is None  # its first prediction says why, in-process
 
 
 def test_a_process_that_died_answers_a_500_naming_its_log(processes, model_dir) -> None:
-    processes.prestart("d4", SKLEARN, model_dir, "gs://b/model")
+    processes.begin_load("d4", SKLEARN, model_dir, "gs://b/model")
     served = processes.take("d4")
     assert served is not None
     os.kill(served.group.pid, signal.SIGKILL)
