@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS resources (
     name TEXT PRIMARY KEY, collection TEXT NOT NULL, parent TEXT NOT NULL,
     body TEXT NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS by_collection ON resources (collection, parent, seq);
+-- Each resource's state, read from the index: a start finds the jobs left running without
+-- parsing every finished one (a pipeline job's body is ~100 kB, and a home keeps every run).
+CREATE INDEX IF NOT EXISTS by_state ON resources (collection, json_extract(body, '$.state'));
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INT);
 CREATE TABLE IF NOT EXISTS processes (
     pgid INTEGER PRIMARY KEY, leader TEXT NOT NULL, cloud TEXT NOT NULL, owner TEXT NOT NULL);
@@ -117,6 +120,25 @@ class ResourceStore:
             args += (self._key(parent),)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY seq", args).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def list_in_states(self, collection: str, states: Iterable[str]) -> list[Resource]:
+        """The resources of `collection` whose `state` is one of `states`, oldest first."""
+        return self._by_state(collection, states, "IN")
+
+    def list_not_in_states(self, collection: str, states: Iterable[str]) -> list[Resource]:
+        """The resources of `collection` whose `state` is none of `states` (or unset)."""
+        return self._by_state(collection, states, "NOT IN")
+
+    def _by_state(self, collection: str, states: Iterable[str], test: str) -> list[Resource]:
+        # The expression as the by_state index spells it, so SQLite reads it from the index.
+        state = "json_extract(body, '$.state')"
+        wanted = sorted(states)
+        among = f"{state} {test} ({', '.join('?' * len(wanted))})"
+        where = f"({state} IS NULL OR {among})" if test == "NOT IN" else among
+        query = f"SELECT body FROM resources WHERE collection=? AND {where} ORDER BY seq"
+        with self._lock:
+            rows = self._db.execute(query, (collection, *wanted)).fetchall()
         return [json.loads(row[0]) for row in rows]
 
     def iter_all(self, collection: str) -> Iterator[Resource]:

@@ -98,6 +98,5 @@ def fail_left_running(
     """At start: jobs a previous process left active can never finish; end them FAILED, saying
     why (a restart never finds a job stuck RUNNING)."""
     stopped = Outcome(failed_state, states.CODE_INTERNAL, states.STOPPED_WITH_CLOUD)
-    for job in backend.store.list(collection):
-        if job.get("state") in active:
-            finish(job["name"], stopped)
+    for job in backend.store.list_in_states(collection, active):
+        finish(job["name"], stopped)

@@ -43,9 +43,9 @@ class PipelineRunner:
     # -- lifecycle -----------------------------------------------------------------------------
     def fail_interrupted_jobs(self) -> None:
         """A job that was running when the local cloud stopped can never finish: mark it FAILED."""
-        for job in self.backend.store.list(models.PIPELINE_JOBS):
-            if not models.is_terminal(job):
-                self.backend.store.mutate(job["name"], _mark_stopped)
+        store = self.backend.store
+        for job in store.list_not_in_states(models.PIPELINE_JOBS, models.TERMINAL_STATES):
+            store.mutate(job["name"], _mark_stopped)
 
     def close(self) -> None:
         self._closing.set()
