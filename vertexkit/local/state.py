@@ -3,7 +3,7 @@ write that fails for want of disk.
 
 A state database (vertex.sqlite, the storage sidecar) is created whole or not at all (built
 under a temporary name, then renamed), so an existing file that is empty, is not SQLite, fails
-`PRAGMA integrity_check` or lacks the schema version row was damaged after we wrote it: the start
+`PRAGMA quick_check` or lacks the schema version row was damaged after we wrote it: the start
 is refused with a `StateError` naming the file and a copy of it, never answered by a silently
 empty cloud.
 """
@@ -82,9 +82,12 @@ def _problem(path: Path, kind: str, version: int) -> str | None:
 
 
 def _content_problem(db: sqlite3.Connection, kind: str, version: int) -> str | None:
-    checks = [row[0] for row in db.execute("PRAGMA integrity_check(5)")]
+    # quick_check: every page and record, but neither UNIQUE constraints nor each index against
+    # its table, in O(N) (SQLite's docs); integrity_check cost 90 ms at every start on a home of
+    # 100 pipeline runs (14 MB), 16 ms now. A torn write or a cut file damages pages: both find it.
+    checks = [row[0] for row in db.execute("PRAGMA quick_check(5)")]
     if checks != ["ok"]:
-        return f"is damaged (integrity_check: {'; '.join(checks)})"
+        return f"is damaged (quick_check: {'; '.join(checks)})"
     stamped = dict(_meta_rows(db))
     if not stamped:
         return _unstamped_problem(db, kind, version)
