@@ -47,8 +47,11 @@ class VertexState:
         self.processes = ProcessGroups(self.store)
         self.processes.end_leftovers()
         self.model_processes = ModelProcesses(self.processes, home / "serving")
-        self.deployed_at_start = deployed_prebuilt(self.store)[:MAX_MODEL_PROCESSES]
-        for _, deployed, version in self.deployed_at_start:
+        # (endpoint, deployed model, version) of every prebuilt-image model deployed before this
+        # start, read once: the first MAX_MODEL_PROCESSES get a process of their own, the
+        # registry's warm-up loads the rest (`EndpointRegistry.warm_deployed`).
+        self.deployed_at_start = deployed_prebuilt(self.store)
+        for _, deployed, version in self.deployed_at_start[:MAX_MODEL_PROCESSES]:
             with contextlib.suppress(Exception):  # said again by its first prediction
                 self.model_processes.spawn(deployed["id"], version["containerSpec"]["imageUri"])
 
@@ -78,7 +81,7 @@ class VertexBackend:
         once Cloud Storage names the model's folder. A model that does not load fails its first
         prediction, with the reason; the models past MAX_MODEL_PROCESSES load in the cloud's
         process when the registry warms up."""
-        for _, deployed, version in self.state.deployed_at_start:
+        for _, deployed, version in self.state.deployed_at_start[:MAX_MODEL_PROCESSES]:
             with contextlib.suppress(Exception):  # said again by its first prediction
                 uri = version["artifactUri"]
                 image = version["containerSpec"]["imageUri"]

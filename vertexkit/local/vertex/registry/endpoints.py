@@ -27,7 +27,6 @@ from vertexkit.local.vertex.core.fields import check_etag
 from vertexkit.local.vertex.protos import parse, to_dict
 from vertexkit.local.vertex.registry import dispositions as fields
 from vertexkit.local.vertex.registry.filters import compile_filter
-from vertexkit.local.vertex.registry.model_process import deployed_prebuilt
 from vertexkit.local.vertex.registry.models import ModelRegistry
 from vertexkit.local.vertex.registry.serving import (
     ContainerServer,
@@ -409,13 +408,13 @@ class EndpointRegistry:
 
     # -- model servers -------------------------------------------------------------------------
     def warm_deployed(self) -> None:
-        """Puts every prebuilt-image model deployed here in the serving pool, in a background
-        thread, as Vertex keeps a deployed model serving: their processes started loading with
-        the cloud (`VertexBackend.start_deployed_models`), and the first prediction after a
-        restart (the one a cached `vertexkit run` sends at its end) finds them ready. A model
-        that fails to load fails its first prediction instead, with the reason, as before.
-        Custom containers start on their first prediction, as before."""
-        deployed = [(name, model) for name, model, _ in deployed_prebuilt(self.store)]
+        """Puts every prebuilt-image model deployed before this start in the serving pool, in a
+        background thread, as Vertex keeps a deployed model serving: their processes started with
+        Vertex's state (`VertexState`), and the first prediction after a restart (the one a
+        cached `vertexkit run` sends at its end) finds them ready. A model that fails to load
+        fails its first prediction instead, with the reason, as before. Custom containers start
+        on their first prediction, as before."""
+        deployed = [(name, model) for name, model, _ in self.backend.state.deployed_at_start]
         if deployed:
             threading.Thread(
                 target=self._load_all, args=(deployed,), daemon=True, name="warm-deployed"
